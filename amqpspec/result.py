@@ -99,7 +99,8 @@ class Result:
     def from_json(cls, data: dict[str, Any]) -> "Result":
         data = dict(data)
         data["verdict"] = Verdict(data["verdict"])
-        data["close"] = CloseInfo(**data.get("close") or {})
+        close_known = set(CloseInfo.__dataclass_fields__)
+        data["close"] = CloseInfo(**{k: v for k, v in (data.get("close") or {}).items() if k in close_known})
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 

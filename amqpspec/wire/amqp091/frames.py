@@ -265,6 +265,7 @@ class FrameReader:
         self._pos = 0
         self._at_start = expect_protocol_header
         self.frames_read = 0
+        self.last_raw = b""  # the exact octets of the item last returned, for transcripts
 
     @property
     def pending(self) -> int:
@@ -300,7 +301,8 @@ class FrameReader:
                     return None
                 self._pos += 8
                 self._at_start = False
-                return ProtocolHeader(bytes(buf[pos:pos + 8]))
+                self.last_raw = bytes(buf[pos:pos + 8])
+                return ProtocolHeader(self.last_raw)
             else:
                 self._at_start = False
         if avail < FRAME_HEADER_SIZE:
@@ -315,6 +317,7 @@ class FrameReader:
             raise FrameError(f"frame type {ftype} on channel {channel} ({size} octets) ends with 0x{end:02x}, not frame-end 0x{FRAME_END:02X}", pos + FRAME_HEADER_SIZE + size)
         payload = bytes(buf[pos + FRAME_HEADER_SIZE: pos + FRAME_HEADER_SIZE + size])
         self._pos = pos + FRAME_HEADER_SIZE + size + 1
+        self.last_raw = bytes(buf[pos:self._pos])
         self.frames_read += 1
         return decode_frame(ftype, channel, payload, self.dialect)
 

@@ -1,0 +1,249 @@
+"""Cases: one check each, registered by decorator with the clause ids it verifies.
+
+A case module (in ``conformance/``) defines functions decorated with :func:`case`.
+Importing the module registers them; the runner discovers modules by walking the
+package, so there is no list of cases to maintain by hand. A case function receives a
+:class:`Context`, drives the broker through peers, and records checks; the verdict is
+derived from the checks and the levels of the clauses they cite.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib
+import pkgutil
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from amqpspec import clauses as clause_catalog
+from amqpspec.clauses import Level
+from amqpspec.peer.amqp091 import Observation, Peer
+from amqpspec.result import Check, CloseInfo, Verdict
+from amqpspec.target import Target
+from amqpspec.transcript import Transcript
+from amqpspec.verify import Verifier
+
+PROTOCOL_PREFIXES = {"amqp091": "0-9-1", "amqp10": "1.0"}
+CASE_PACKAGES = {"0-9-1": "amqpspec.conformance.amqp091", "1.0": "amqpspec.conformance.amqp10"}
+_ID_RE = re.compile(r"^(amqp091|amqp10)/([A-Za-z0-9.\-]+)/([a-z0-9][a-z0-9.\-]*)$")
+
+
+class Skip(Exception):
+    """Raised by a case when the feature is not offered or the case does not apply."""
+
+
+class CaseDefinitionError(Exception):
+    """A case is declared wrongly (bad id, unknown clause): a bug in the catalog."""
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    id: str
+    title: str
+    protocol: str
+    section: str
+    clauses: tuple[str, ...]
+    requires: tuple[str, ...]
+    timeout: float
+    func: Callable[["Context"], None]
+    description: str = ""
+    module: str = ""
+    level: Level | None = None   # only for cases citing no clause (a lower-case guideline)
+    guideline: str = ""          # the non-normative text such a case checks
+
+    @property
+    def section_title(self) -> str:
+        return section_title(self.protocol, self.section)
+
+
+REGISTRY: dict[str, CaseSpec] = {}
+
+
+def case(
+    id: str,
+    *,
+    title: str,
+    clauses: tuple[str, ...] | list[str] = (),
+    requires: tuple[str, ...] | list[str] = (),
+    timeout: float = 10.0,
+    level: Level | None = None,
+    guideline: str = "",
+) -> Callable[[Callable[["Context"], None]], Callable[["Context"], None]]:
+    """Registers a case. ``id`` is ``<protocol>/<section>/<name>``, e.g. ``amqp091/4.2.3/frame-end-zero``."""
+
+    def register(func: Callable[["Context"], None]) -> Callable[["Context"], None]:
+        m = _ID_RE.match(id)
+        if not m:
+            raise CaseDefinitionError(f"case id {id!r} is not <amqp091|amqp10>/<section>/<name>")
+        protocol = PROTOCOL_PREFIXES[m.group(1)]
+        known = clause_catalog.by_id(protocol)
+        for cid in clauses:
+            if cid not in known:
+                raise CaseDefinitionError(f"case {id} cites unknown clause {cid!r}")
+        if not clauses and (level is None or not guideline):
+            raise CaseDefinitionError(f"case {id} cites no clause: give level= and guideline= for the text it checks")
+        if id in REGISTRY and REGISTRY[id].func is not func:
+            raise CaseDefinitionError(f"case id {id} is registered twice ({REGISTRY[id].module} and {func.__module__})")
+        doc = (func.__doc__ or "").strip()
+        REGISTRY[id] = CaseSpec(id, title, protocol, m.group(2), tuple(clauses), tuple(requires), timeout,
+                                func, doc, func.__module__, level, guideline)
+        return func
+
+    return register
+
+
+def discover(protocol: str) -> list[CaseSpec]:
+    """Imports every module of the protocol's case package; returns its cases in id order."""
+    package_name = CASE_PACKAGES[protocol]
+    try:
+        package = importlib.import_module(package_name)
+    except ModuleNotFoundError:
+        return []
+    for info in pkgutil.walk_packages(package.__path__, package_name + "."):
+        importlib.import_module(info.name)
+    return sorted((c for c in REGISTRY.values() if c.protocol == protocol), key=lambda c: _sort_key(c.id))
+
+
+def _sort_key(case_id: str) -> tuple[Any, ...]:
+    _, section, name = case_id.split("/", 2)
+    nums = section.split(".")
+    if all(n.isdigit() for n in nums):
+        return (0, tuple(int(n) for n in nums), name)
+    return (1, section, name)
+
+
+def select(cases: list[CaseSpec], include: list[str], exclude: list[str]) -> list[CaseSpec]:
+    """Glob selection on case ids (``--case`` / ``--exclude``)."""
+    chosen = [c for c in cases if not include or any(fnmatch.fnmatchcase(c.id, g) for g in include)]
+    return [c for c in chosen if not any(fnmatch.fnmatchcase(c.id, g) for g in exclude)]
+
+
+def section_title(protocol: str, section: str) -> str:
+    if section[:1].isdigit():
+        return clause_catalog.section_titles(protocol).get(section, "")
+    if protocol == "0-9-1":
+        from amqpspec.wire.amqp091 import spec
+
+        method = spec.METHODS_BY_NAME.get(section)
+        if method is not None:
+            return method.LABEL
+    return ""
+
+
+def case_seed(run_seed: int, case_id: str) -> int:
+    digest = hashlib.sha256(f"{run_seed}:{case_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def verdict_for_failure(levels: list[Level]) -> Verdict:
+    """A failed check weighs as much as the strongest clause it cites."""
+    if not levels:
+        return Verdict.FAILED
+    family = min(levels, key=lambda lv: lv.rank).family
+    return {"MUST": Verdict.FAILED, "SHOULD": Verdict.WARNING, "MAY": Verdict.INFORMATIONAL}.get(family, Verdict.FAILED)
+
+
+def close_info(obs: Observation, verifier: Verifier | None, passed: bool) -> CloseInfo:
+    info = CloseInfo()
+    cc = obs.connection_close
+    chc = obs.channel_close()
+    if cc is not None:
+        info.who, info.how, info.code, info.text = "broker", "connection.close", cc.reply_code, str(cc.reply_text)
+    elif chc is not None:
+        info.who, info.how, info.code, info.text = "broker", "channel.close", chc.reply_code, str(chc.reply_text)
+    elif obs.closed:
+        info.who, info.how = "broker", obs.end
+    if verifier is not None:
+        info.expected_codes = list(verifier.codes) or None
+        if verifier.expects_close:
+            info.matched = passed
+        else:
+            info.matched = None if info.who == "none" else False
+    return info
+
+
+@dataclass
+class Context:
+    """What a running case works with: the target, its deadline, peers, checks."""
+
+    spec: CaseSpec
+    target: Target
+    deadline: float
+    seed: int
+    run_id: str = ""
+    transcript: Transcript = field(default_factory=Transcript)
+    checks: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    close: CloseInfo = field(default_factory=CloseInfo)
+    peers: list[Peer] = field(default_factory=list)
+    cleanup: list[tuple[str, str]] = field(default_factory=list)
+    aborted: bool = False
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    # -- time ------------------------------------------------------------------------
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    # -- connections ------------------------------------------------------------------
+    def connect(self, *, handshake: bool = True, open_channel: bool = False, **handshake_args: Any) -> Peer:
+        """A new raw connection for this case (closed by the runner at the end)."""
+        if self.aborted:
+            raise Skip("case aborted")
+        peer = Peer.connect(self.target, self.transcript, self.deadline)
+        self.peers.append(peer)
+        if handshake:
+            peer.handshake(**handshake_args)
+            if open_channel:
+                peer.open_channel()
+        return peer
+
+    def name(self, suffix: str = "") -> str:
+        """An entity name unique to this case and run: nothing collides with other cases."""
+        base = f"amqpspec-{self.run_id[:8]}-{self.spec.id.split('/')[-1]}"
+        return f"{base}-{suffix}" if suffix else base
+
+    def will_delete(self, kind: str, name: str) -> None:
+        """Registers a queue or exchange for deletion after the case, even if it fails."""
+        if kind not in ("queue", "exchange"):
+            raise ValueError(f"cannot clean up a {kind}")
+        self.cleanup.append((kind, name))
+
+    # -- checks -----------------------------------------------------------------------
+    def _levels(self, clauses: tuple[str, ...]) -> list[Level]:
+        if not clauses and self.spec.level is not None:
+            return [self.spec.level]
+        known = clause_catalog.by_id(self.spec.protocol)
+        return [known[c].level for c in clauses if c in known]
+
+    def record(self, ok: bool, *, expected: str, observed: str, what: str = "",
+               clauses: tuple[str, ...] | list[str] | None = None) -> bool:
+        """Records one check with its own evidence; returns whether it passed."""
+        cited = tuple(clauses) if clauses is not None else self.spec.clauses
+        verdict = Verdict.PASSED if ok else verdict_for_failure(self._levels(cited))
+        self.checks.append(Check(what or self.spec.title, list(cited), verdict, expected, observed))
+        return ok
+
+    def check(self, obs: Observation, verifier: Verifier, *, what: str = "",
+              clauses: tuple[str, ...] | list[str] | None = None, sets_close: bool = True) -> bool:
+        """Checks an observation against a verifier; also sets the case's close verdict."""
+        ok = verifier.accepts(obs)
+        if sets_close:
+            self.close = close_info(obs, verifier, ok)
+        return self.record(ok, expected=verifier.describe(), observed=obs.describe(), what=what, clauses=clauses)
+
+    def skip(self, reason: str) -> None:
+        raise Skip(reason)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def abort(self) -> None:
+        """Ends every connection of the case now (the runner's hard deadline)."""
+        self.aborted = True
+        for peer in list(self.peers):
+            peer.abort()

@@ -1,0 +1,216 @@
+"""The ``amqpspec`` command line.
+
+Exit codes: 0 nothing failed (beyond the baseline), 1 failures (or undecided cases),
+2 usage or connection errors -- always with a one-line reason, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from typing import Any, Callable
+
+import click
+
+from amqpspec import __version__
+from amqpspec.errors import AmqpspecError, UsageError
+
+PROTOCOLS = ("0-9-1", "1.0", "auto")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"amqpspec: error: {message}", err=True)
+    sys.exit(code)
+
+
+def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turns the suite's own errors into one line and exit code 2."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except AmqpspecError as exc:
+            _fail(str(exc), exc.exit_code)
+        except OSError as exc:
+            _fail(f"{exc.strerror or exc}{': ' + exc.filename if getattr(exc, 'filename', None) else ''}")
+        except KeyboardInterrupt:
+            click.echo("amqpspec: interrupted; finished cases are in the result file", err=True)
+            sys.exit(130)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="amqpspec")
+def main() -> None:
+    """Conformance and fuzz testing for AMQP 0-9-1 and AMQP 1.0 brokers."""
+
+
+@main.command()
+@click.argument("url")
+@click.option("--protocol", type=click.Choice(PROTOCOLS), default="auto", show_default=True,
+              help="Protocol to test; auto asks the broker.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write JSON-lines results here, one line per finished case.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here at the end.")
+@click.option("--strict", is_flag=True, help="Count warnings (unmet SHOULDs) and documented deviations as failures.")
+@click.option("--case", "include", multiple=True, metavar="GLOB", help="Run only cases whose id matches (repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip cases whose id matches (repeatable).")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), help="Fail only on results worse than this baseline.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), help="Record this run's verdicts as a baseline.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Per-case deadline in seconds (default: each case's own).")
+@click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True, help="Cases run in parallel.")
+@click.option("--seed", type=int, help="Seed for all randomness (default: random, printed).")
+@click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) to verify an amqps:// broker.")
+@click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every frame sent and received, decoded.")
+@click.option("--dry-run", is_flag=True, help="List the selected cases without connecting.")
+@guarded
+def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, strict: bool,
+        include: tuple[str, ...], exclude: tuple[str, ...], baseline_path: str | None,
+        write_baseline_path: str | None, timeout: float | None, jobs: int, seed: int | None,
+        cafile: str | None, insecure: bool, verbose: bool, dry_run: bool) -> None:
+    """Run the conformance suite against the broker at URL (amqp[s]://user:pass@host:port/vhost)."""
+    from amqpspec import baseline as bl
+    from amqpspec.case import discover, select
+    from amqpspec.result import ResultWriter
+    from amqpspec.runner import RunOptions, Runner, detect_protocol, probe_broker
+    from amqpspec.target import Target
+
+    target = Target.parse(url, cafile=cafile, insecure=insecure)
+    baseline = bl.load_baseline(baseline_path) if baseline_path else None
+    if protocol == "auto" and dry_run:
+        protocol = "0-9-1"
+    if protocol == "auto":
+        protocol = detect_protocol(target)
+    cases = discover(protocol)
+    if not cases:
+        raise UsageError(f"no AMQP {protocol} cases exist in this version of amqpspec")
+    chosen = select(cases, list(include), list(exclude))
+    if not chosen:
+        raise UsageError("no case matches the --case/--exclude patterns (try --dry-run to list case ids)")
+    if dry_run:
+        for c in chosen:
+            click.echo(f"{c.id}  [{', '.join(c.clauses) or c.guideline[:40]}]  {c.title}")
+        click.echo(f"{len(chosen)} cases")
+        return
+    run_seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
+    target.broker = probe_broker(target)
+
+    from rich.console import Console
+
+    from amqpspec.reports.console import ConsoleReporter, run_failed
+
+    console = Console(highlight=False)
+    reporter = ConsoleReporter(console, verbose=verbose, strict=strict)
+    writer = ResultWriter(json_path) if json_path else None
+    options = RunOptions(jobs=jobs, timeout=timeout, seed=run_seed, protocol=protocol)
+
+    def on_result(r: Any) -> None:
+        if writer is not None:
+            writer.write(r)
+        reporter.case_finished(r)
+
+    reporter.start({"target": target.url(), "broker": target.broker.identity(), "protocol": protocol,
+                    "cases": len(chosen), "seed": run_seed, "jobs": jobs})
+    t0 = time.monotonic()
+    try:
+        results = Runner(target, chosen, options, on_result=on_result, on_start=reporter.case_started).run()
+    finally:
+        reporter.close()
+        if writer is not None:
+            writer.close()
+    reporter.finish(results, time.monotonic() - t0)
+    if junit_path:
+        from amqpspec.reports.junit import write_junit
+
+        write_junit(results, junit_path, strict=strict)
+    if write_baseline_path:
+        bl.write_baseline(write_baseline_path, results, target.url(), target.broker.identity())
+        click.echo(f"baseline written to {write_baseline_path}")
+    if baseline is not None:
+        cmp = bl.compare(results, baseline, strict)
+        for case_id, was, now in cmp.improvements:
+            click.echo(f"improved: {case_id}: {was} -> {now}")
+        for case_id, was, now in cmp.regressions:
+            click.echo(f"REGRESSION: {case_id}: {was} -> {now}")
+        for case_id, now in cmp.new_failures:
+            click.echo(f"NEW FAILURE: {case_id}: {now}")
+        failed = bool(cmp.regressions or cmp.new_failures)
+        click.echo(f"baseline {baseline_path}: {len(cmp.regressions)} regressions, {len(cmp.new_failures)} new failures, "
+                   f"{len(cmp.improvements)} improvements")
+    else:
+        failed = run_failed(results, strict)
+    sys.exit(1 if failed else 0)
+
+
+@main.command()
+@click.option("--protocol", type=click.Choice(("0-9-1", "1.0")), default="0-9-1", show_default=True)
+@click.option("--coverage", is_flag=True, help="Show which cases cover each clause.")
+@click.option("--extensions", is_flag=True, help="Include RabbitMQ extension rules (rabbitmq091:).")
+@click.option("--level", type=click.Choice(("MUST", "SHOULD", "MAY")), help="Only clauses of this level family.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@guarded
+def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, as_json: bool) -> None:
+    """List the normative clauses of a specification, and with --coverage the cases citing each."""
+    from amqpspec import clauses as catalog
+    from amqpspec.case import discover
+
+    try:
+        items = catalog.catalog(protocol, extensions=extensions)
+    except NotImplementedError as exc:
+        raise UsageError(str(exc)) from None
+    if level:
+        items = [c for c in items if c.level.family == level]
+    covering: dict[str, list[str]] = {}
+    if coverage:
+        for c in discover(protocol):
+            for cid in c.clauses:
+                covering.setdefault(cid, []).append(c.id)
+    if as_json:
+        out = []
+        for c in items:
+            row = {"id": c.id, "level": c.level.value, "section": c.section, "section_title": c.section_title,
+                   "text": c.text, "source": c.source}
+            if coverage:
+                row["cases"] = covering.get(c.id, [])
+            out.append(row)
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        return
+    width = max((len(c.id) for c in items), default=10)
+    for c in items:
+        line = f"{c.id:<{width}}  {c.level.value:<10}  {c.text}"
+        click.echo(line)
+        if coverage:
+            cases = covering.get(c.id)
+            click.echo(f"{'':<{width}}  {'':<10}  -> " + (", ".join(cases) if cases else "untested"))
+    if coverage:
+        _coverage_summary(items, covering)
+    else:
+        click.echo(f"{len(items)} clauses")
+
+
+def _coverage_summary(items: list[Any], covering: dict[str, list[str]]) -> None:
+    by_family: dict[str, list[int]] = {}
+    for c in items:
+        tally = by_family.setdefault(c.level.family, [0, 0])
+        tally[1] += 1
+        tally[0] += 1 if covering.get(c.id) else 0
+    covered = sum(1 for c in items if covering.get(c.id))
+    parts = ", ".join(f"{fam} {a}/{b}" for fam, (a, b) in sorted(by_family.items()))
+    click.echo(f"{covered} of {len(items)} clauses covered ({parts})")
+
+
+def _attach_brokers() -> None:
+    from amqpspec.brokers.cli import brokers
+
+    main.add_command(brokers)
+
+
+_attach_brokers()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

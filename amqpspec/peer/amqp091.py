@@ -1,0 +1,425 @@
+"""The AMQP 0-9-1 raw peer: frames in and out, the handshake step by step, observations.
+
+A case drives the broker through this peer. It can stop the handshake at any step to
+inject something wrong, send any frame or raw octets, and then *observe*: collect what
+the broker sends until it closes the socket or a window passes, answering a
+connection.close with close-ok the way a correct client would.
+"""
+from __future__ import annotations
+
+import platform
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from amqpspec import __version__
+from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError
+from amqpspec.target import BrokerInfo, Target
+from amqpspec.transcript import Transcript
+from amqpspec.wire.amqp091 import (
+    PROTOCOL_HEADER, SPEC, Dialect, Frame, FrameReader, HeartbeatFrame, MethodFrame,
+    ProtocolHeader, describe, encode, spec, to_plain,
+)
+from amqpspec.wire.amqp091.base import Method
+from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, Decoded, Sendable
+from amqpspec.wire.errors import FrameError
+from amqpspec.wire.raw import Raw
+
+DEFAULT_FRAME_MAX = 131072      # what we ask for when the broker proposes no limit
+UNLIMITED_READ_CAP = 16 << 20  # reading cap when frame-max is 0 ("no limit")
+PRE_TUNE_READ_CAP = 1 << 20    # before tuning (spec: frames up to frame-min-size must be accepted)
+
+Item = Decoded | Closed
+
+
+def client_properties() -> dict[str, Any]:
+    """What we tell the broker about ourselves (start-ok.client-properties required-fields)."""
+    return {
+        "product": "amqpspec",
+        "version": __version__,
+        "platform": f"Python {platform.python_version()}",
+        "copyright": "amqpspec contributors",
+        "information": "AMQP conformance test suite",
+    }
+
+
+def sasl_plain(username: str, password: str) -> bytes:
+    return b"\x00" + username.encode() + b"\x00" + password.encode()
+
+
+@dataclass
+class Negotiated:
+    """What the handshake settled."""
+
+    start: spec.ConnectionStart | None = None
+    tune: spec.ConnectionTune | None = None
+    channel_max: int = 0
+    frame_max: int = 0
+    heartbeat: int = 0
+    opened: bool = False
+
+
+@dataclass
+class Observation:
+    """What the broker did after a stimulus, up to a socket close or the end of a window."""
+
+    received: list[Decoded] = field(default_factory=list)
+    end: str = "open"               # "fin", "rst", "tls-error", "open", "framing-error"
+    framing_error: str | None = None
+    elapsed: float = 0.0
+    probe_ok: bool | None = None    # when a liveness probe was sent: did it come back?
+    replied_close_ok: bool = False
+
+    @property
+    def closed(self) -> bool:
+        return self.end in ("fin", "rst", "tls-error")
+
+    def methods(self, name: str | None = None, channel: int | None = None) -> list[MethodFrame]:
+        return [f for f in self.received if isinstance(f, MethodFrame)
+                and (name is None or f.method.NAME == name) and (channel is None or f.channel == channel)]
+
+    @property
+    def connection_close(self) -> spec.ConnectionClose | None:
+        found = self.methods("connection.close")
+        return found[0].method if found else None  # type: ignore[return-value]
+
+    def channel_close(self, channel: int | None = None) -> spec.ChannelClose | None:
+        found = self.methods("channel.close", channel)
+        return found[0].method if found else None  # type: ignore[return-value]
+
+    def frames(self) -> list[Decoded]:
+        """Everything received except heartbeats (which may arrive at any time)."""
+        return [f for f in self.received if not isinstance(f, HeartbeatFrame)]
+
+    def describe(self) -> str:
+        parts = [describe(f) for f in self.frames()]
+        beats = len(self.received) - len(self.frames())
+        if beats:
+            parts.append(f"{beats} heartbeat(s)")
+        if self.framing_error:
+            parts.append(f"undecodable stream: {self.framing_error}")
+        if self.probe_ok is True:
+            parts.append("liveness probe answered")
+        elif self.probe_ok is False and not self.closed:
+            parts.append("liveness probe not answered")
+        ending = {"fin": "socket closed by broker (FIN)", "rst": "connection reset by broker (RST)",
+                  "tls-error": "TLS failure", "open": "connection still open",
+                  "framing-error": "stream undecodable"}.get(self.end, self.end)
+        parts.append(f"{ending} after {self.elapsed:.3f}s")
+        return "; ".join(parts) if parts else "nothing"
+
+
+class UnexpectedReply(PeerError):
+    """The broker answered something else than the step required (or closed)."""
+
+    def __init__(self, wanted: str, got: Item | None, observation: Observation | None = None) -> None:
+        self.wanted = wanted
+        self.got = got
+        self.observation = observation
+        what = "nothing before the deadline" if got is None else (got.summary() if hasattr(got, "summary") else repr(got))
+        super().__init__(f"expected {wanted}, got {what}")
+
+
+class Peer:
+    """One raw AMQP 0-9-1 connection."""
+
+    def __init__(self, link: Link, target: Target, dialect: Dialect = SPEC) -> None:
+        self.link = link
+        self.target = target
+        self.dialect = dialect
+        self.reader = FrameReader(PRE_TUNE_READ_CAP, dialect)
+        self.negotiated = Negotiated()
+        self.framing_error: str | None = None
+        self._queue: deque[Decoded] = deque()
+        self._next_channel = 1
+
+    @classmethod
+    def connect(cls, target: Target, transcript: Transcript, deadline: float, dialect: Dialect = SPEC) -> "Peer":
+        return cls(Link.open(target, transcript, deadline), target, dialect)
+
+    # ------------------------------------------------------------------ sending
+    def send(self, *items: Sendable) -> bool:
+        """Sends frames, protocol headers or raw octets, each recorded in the transcript."""
+        ok = True
+        for item in items:
+            data = encode(item, self.dialect)
+            record, redacted = data, False
+            if isinstance(item, MethodFrame):
+                masked = _masked(item)
+                if masked is not None:
+                    record, redacted = masked.encode(self.dialect), True
+            ok = self.link.send_bytes(data, describe(item), record=record, redacted=redacted) and ok
+        return ok
+
+    def send_method(self, channel: int, method: Method) -> bool:
+        return self.send(MethodFrame(channel, method))
+
+    def send_slowly(self, data: bytes, chunk: int = 1, pause: float = 0.005) -> bool:
+        """Sends octets in small pieces, so the broker sees them in separate TCP segments."""
+        for i in range(0, len(data), chunk):
+            if not self.link.send_bytes(data[i:i + chunk], f"raw {len(data[i:i + chunk])} octets (piece {i // chunk + 1})"):
+                return False
+            time.sleep(pause)
+        return True
+
+    # ------------------------------------------------------------------ receiving
+    def recv(self, timeout: float = 5.0) -> Item | None:
+        """The next frame/header, a Closed, or None when ``timeout`` (or the deadline) passes."""
+        if self._queue:
+            return self._queue.popleft()
+        stop = time.monotonic() + max(0.0, self.link.remaining(timeout))
+        while True:
+            if self.framing_error is None:
+                try:
+                    item = self.reader.next()
+                except FrameError as exc:
+                    self.framing_error = str(exc)
+                    self.link.transcript.event(f"undecodable stream from broker: {exc}", self.link.conn)
+                    item = None
+                if item is not None:
+                    self.link.transcript.add("recv", self.reader.last_raw, describe(item), self.link.conn)
+                    return item
+            left = stop - time.monotonic()
+            if left <= 0:
+                return None
+            data = self.link.read_some(left)
+            if data is None:
+                return None
+            if isinstance(data, Closed):
+                if self.reader.pending and self.framing_error is None:
+                    self.link.transcript.add("recv", self.reader.pending_bytes(),
+                                             f"{self.reader.pending} octets of an incomplete frame", self.link.conn)
+                    self.reader = FrameReader(self.reader.max_payload, self.dialect, False)
+                return data
+            if self.framing_error is not None:
+                self.link.transcript.add("recv", data, f"raw {len(data)} octets after undecodable data", self.link.conn)
+                continue
+            self.reader.feed(data)
+
+    def expect(self, *names: str, channel: int | None = None, timeout: float = 5.0) -> MethodFrame:
+        """Waits for one of the named methods; heartbeats are skipped, anything else raises."""
+        wanted = " or ".join(names) + (f" on channel {channel}" if channel is not None else "")
+        while True:
+            item = self.recv(timeout)
+            if isinstance(item, HeartbeatFrame):
+                continue
+            if isinstance(item, MethodFrame) and item.method.NAME in names and (channel is None or item.channel == channel):
+                return item
+            raise UnexpectedReply(wanted, item)
+
+    def expect_header(self, timeout: float = 5.0) -> Item | None:
+        """The first thing the broker sends after our protocol header: a header, a frame or a close."""
+        return self.recv(timeout)
+
+    # ------------------------------------------------------------------ handshake
+    def handshake(
+        self,
+        *,
+        upto: str = "open-ok",
+        header: bytes = PROTOCOL_HEADER,
+        properties: dict[str, Any] | None = None,
+        mechanism: str | None = None,
+        response: bytes | Raw | None = None,
+        locale: str = "en_US",
+        channel_max: int | None = None,
+        frame_max: int | None = None,
+        heartbeat: int = 0,
+        vhost: str | None = None,
+        timeout: float = 5.0,
+    ) -> Negotiated:
+        """Runs the connection negotiation (spec 2.2.4) up to ``upto``.
+
+        ``upto``: "start" (connection.start received), "tune" (connection.tune received,
+        tune-ok not sent), "tune-ok" (tune-ok sent, open not sent) or "open-ok" (done).
+        Unset tuning values accept the broker's proposal; heartbeat defaults to 0 (off).
+        """
+        n = self.negotiated
+        self.send(ProtocolHeader(header))
+        first = self.recv(timeout)
+        if not (isinstance(first, MethodFrame) and first.method.NAME == "connection.start" and first.channel == 0):
+            raise UnexpectedReply("connection.start on channel 0", first)
+        n.start = first.method  # type: ignore[assignment]
+        if upto == "start":
+            return n
+        offered = _words(n.start.mechanisms)
+        mech = mechanism or ("PLAIN" if "PLAIN" in offered or not offered else offered[0])
+        if response is None:
+            response = sasl_plain(self.target.username, self.target.password.reveal())
+        self.send(MethodFrame(0, spec.ConnectionStartOk(properties if properties is not None else client_properties(),
+                                                         mech, response, locale)))
+        tune = self.expect("connection.tune", channel=0, timeout=timeout)
+        n.tune = tune.method  # type: ignore[assignment]
+        if upto == "tune":
+            return n
+        n.channel_max = n.tune.channel_max if channel_max is None else channel_max
+        proposed = n.tune.frame_max
+        n.frame_max = (proposed or DEFAULT_FRAME_MAX) if frame_max is None else frame_max
+        n.heartbeat = heartbeat
+        self.send(MethodFrame(0, spec.ConnectionTuneOk(n.channel_max, n.frame_max, n.heartbeat)))
+        self.reader.max_payload = max(n.frame_max - FRAME_OVERHEAD, 4096) if n.frame_max else UNLIMITED_READ_CAP
+        if upto == "tune-ok":
+            return n
+        self.send(MethodFrame(0, spec.ConnectionOpen(self.target.vhost if vhost is None else vhost)))
+        self.expect("connection.open-ok", channel=0, timeout=timeout)
+        n.opened = True
+        return n
+
+    def broker_info(self) -> BrokerInfo:
+        """Identity and capabilities from what the handshake received."""
+        info = BrokerInfo(protocol="0-9-1")
+        start = self.negotiated.start
+        if start is not None:
+            props = to_plain(start.server_properties or {})
+            info.server_properties = {k: _text(v) for k, v in props.items()}
+            info.product = _text(props.get("product", ""))
+            info.version = _text(props.get("version", ""))
+            info.platform = _text(props.get("platform", ""))
+            caps = props.get("capabilities")
+            info.capabilities = dict(caps) if isinstance(caps, dict) else {}
+            info.mechanisms = _words(start.mechanisms)
+            info.locales = _words(start.locales)
+        tune = self.negotiated.tune
+        if tune is not None:
+            info.channel_max, info.frame_max, info.heartbeat = tune.channel_max, tune.frame_max, tune.heartbeat
+        return info
+
+    # ------------------------------------------------------------------ channels
+    def free_channel(self) -> int:
+        ch = self._next_channel
+        self._next_channel += 1
+        return ch
+
+    def open_channel(self, channel: int | None = None, timeout: float = 5.0) -> int:
+        ch = self.free_channel() if channel is None else channel
+        self.send(MethodFrame(ch, spec.ChannelOpen()))
+        self.expect("channel.open-ok", channel=ch, timeout=timeout)
+        return ch
+
+    def call(self, channel: int, method: Method, reply: str | Iterable[str] | None = None, timeout: float = 5.0) -> MethodFrame:
+        """Sends a synchronous method and waits for its reply (the first response by default)."""
+        names = [reply] if isinstance(reply, str) else list(reply or method.RESPONSES[:1])
+        self.send(MethodFrame(channel, method))
+        return self.expect(*names, channel=channel, timeout=timeout)
+
+    # ------------------------------------------------------------------ observing
+    def observe(
+        self,
+        window: float = 2.0,
+        *,
+        probe: bool = False,
+        reply_close_ok: bool = True,
+        stop: Callable[[Decoded], bool] | None = None,
+    ) -> Observation:
+        """Collects what the broker sends for up to ``window`` seconds.
+
+        Ends early when the socket closes, when ``stop`` returns true for a received
+        item, or -- with ``probe`` -- when the liveness probe comes back: a channel.open
+        on a fresh channel answered by open-ok proves the broker processed everything
+        sent before it without closing the connection. A connection.close from the
+        broker is answered with close-ok (a correct client's duty) unless told not to.
+        """
+        obs = Observation()
+        started = time.monotonic()
+        until = started + max(0.0, self.link.remaining(window) - 0.05)
+        probe_channel = None
+        if probe:
+            probe_channel = self.free_channel()
+            self.send(MethodFrame(probe_channel, spec.ChannelOpen()))
+            obs.probe_ok = False
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            item = self.recv(left)
+            if item is None:
+                if self.framing_error is not None and obs.framing_error is None:
+                    obs.framing_error = self.framing_error
+                    obs.end = "framing-error"
+                    if not self.link.closed:
+                        continue
+                break
+            if isinstance(item, Closed):
+                obs.end = item.how if item.how != "local" else "fin"
+                break
+            if probe_channel is not None and isinstance(item, MethodFrame) and item.channel == probe_channel \
+                    and item.method.NAME == "channel.open-ok":
+                obs.probe_ok = True
+                self.send(MethodFrame(probe_channel, spec.ChannelClose(200, "probe done", 0, 0)))
+                self._drain_close_ok(probe_channel, until)
+                break
+            obs.received.append(item)
+            if isinstance(item, MethodFrame) and item.method.NAME == "connection.close" and item.channel == 0 and reply_close_ok:
+                self.send(MethodFrame(0, spec.ConnectionCloseOk()))
+                obs.replied_close_ok = True
+            if stop is not None and stop(item):
+                break
+        if self.framing_error is not None and obs.framing_error is None:
+            obs.framing_error = self.framing_error
+            if obs.end == "open":
+                obs.end = "framing-error"
+        obs.elapsed = time.monotonic() - started
+        return obs
+
+    def _drain_close_ok(self, channel: int, until: float) -> None:
+        try:
+            self.expect("channel.close-ok", channel=channel, timeout=max(0.0, until - time.monotonic()) or 0.5)
+        except PeerError:
+            pass
+
+    def probe(self, timeout: float = 2.0) -> bool:
+        """True when the connection still serves requests (see :meth:`observe`)."""
+        return bool(self.observe(timeout, probe=True).probe_ok)
+
+    # ------------------------------------------------------------------ closing
+    def close(self, timeout: float = 1.0) -> None:
+        """Orderly close when the connection is open, then the socket; never raises."""
+        try:
+            if self.link.closed is None and self.negotiated.opened and self.framing_error is None:
+                self.send(MethodFrame(0, spec.ConnectionClose(200, "amqpspec done", 0, 0)))
+                deadline = time.monotonic() + max(0.0, self.link.remaining(timeout))
+                while time.monotonic() < deadline:
+                    item = self.recv(deadline - time.monotonic())
+                    if item is None or isinstance(item, Closed):
+                        break
+                    if isinstance(item, MethodFrame) and item.method.NAME == "connection.close-ok":
+                        break
+                    if isinstance(item, MethodFrame) and item.method.NAME == "connection.close":
+                        self.send(MethodFrame(0, spec.ConnectionCloseOk()))
+                        break
+        except (PeerError, DeadlineExceeded, OSError):
+            pass
+        finally:
+            self.link.shutdown()
+
+    def abort(self) -> None:
+        self.link.shutdown()
+
+
+def _words(value: Any) -> list[str]:
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "replace")
+    return str(value or "").split()
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    return value
+
+
+def _masked(frame: MethodFrame) -> MethodFrame | None:
+    """A copy of the frame with SASL data replaced by asterisks of the same length."""
+    method = frame.method
+    secret = [f for f in method.FIELDS if f.secret]
+    if not secret:
+        return None
+    changes = {}
+    for f in secret:
+        v = getattr(method, f.attr)
+        if isinstance(v, (bytes, bytearray, str)):
+            changes[f.attr] = b"*" * len(v)
+    if not changes:
+        return None
+    return MethodFrame(frame.channel, method.replace(**changes), frame_type=frame.frame_type,
+                       size=frame.size, end=frame.end, trailing=frame.trailing)

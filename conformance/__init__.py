@@ -1,0 +1,1 @@
+"""The case catalog: one package per protocol, one module per spec section."""
