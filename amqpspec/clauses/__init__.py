@@ -1,0 +1,127 @@
+"""Clause catalogs: every normative statement of a specification, with a stable id.
+
+Catalogs are built from the spec files in ``amqpspec/specdata`` on first use and cached
+for the life of the process (the CLI asks on every start; a build takes a few tens of ms).
+
+>>> from amqpspec import clauses
+>>> clauses.get("amqp091:4.2.3/1").text
+'The frame-end octet MUST always be the hexadecimal value %xCE.'
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+
+from . import amqp091
+from .model import Clause, Level
+
+__all__ = [
+    "Clause",
+    "Level",
+    "PROTOCOLS",
+    "CatalogNotBuiltError",
+    "UnknownClauseError",
+    "UnknownProtocolError",
+    "catalog",
+    "by_id",
+    "get",
+    "section_titles",
+    "protocol_of",
+]
+
+PROTOCOLS: tuple[str, ...] = ("0-9-1", "1.0")
+
+# Id prefix -> protocol. rabbitmq091: ids are 0-9-1 clauses that only RabbitMQ defines.
+_PREFIX_PROTOCOL = {
+    amqp091.SPEC_PREFIX: "0-9-1",
+    amqp091.EXTENSION_PREFIX: "0-9-1",
+    "amqp10:": "1.0",
+}
+
+
+class UnknownProtocolError(ValueError):
+    """A protocol name that is neither "0-9-1" nor "1.0"."""
+
+
+class CatalogNotBuiltError(NotImplementedError):
+    """The protocol is known but its clause catalog does not exist yet."""
+
+
+class UnknownClauseError(KeyError):
+    """A clause id that no catalog contains."""
+
+    def __str__(self) -> str:  # KeyError would print the message with quotes around it
+        return str(self.args[0]) if self.args else ""
+
+
+def _check_protocol(protocol: str) -> str:
+    if protocol not in PROTOCOLS:
+        raise UnknownProtocolError(
+            f"unknown protocol {protocol!r}: use one of {', '.join(map(repr, PROTOCOLS))}"
+        )
+    if protocol == "1.0":
+        raise CatalogNotBuiltError(
+            "the AMQP 1.0 clause catalog is not built yet; only '0-9-1' is available "
+            "for now (the 1.0 catalog is added by a later issue)"
+        )
+    return protocol
+
+
+def catalog(protocol: str, *, extensions: bool = False) -> list[Clause]:
+    """All clauses of ``protocol``, in a stable order (a fresh list each call).
+
+    For "0-9-1": the 60 prose sentences, then the 115 XML rules; with ``extensions`` also
+    the 24 RabbitMQ-only rules (ids ``rabbitmq091:...``), which reports count apart from
+    the specification.
+    """
+    _check_protocol(protocol)
+    return amqp091.catalog(extensions=extensions)
+
+
+def by_id(protocol: str, *, extensions: bool = True) -> dict[str, Clause]:
+    """Clauses of ``protocol`` keyed by id. Extension clauses are included by default,
+    since looking one up never changes what the specification says."""
+    return dict(_index(protocol, extensions))
+
+
+@functools.lru_cache(maxsize=None)
+def _index(protocol: str, extensions: bool) -> dict[str, Clause]:
+    return {c.id: c for c in catalog(protocol, extensions=extensions)}
+
+
+def protocol_of(clause_id: str) -> str:
+    """The protocol a clause id belongs to, from its prefix ("amqp091:..." -> "0-9-1")."""
+    for prefix, protocol in _PREFIX_PROTOCOL.items():
+        if clause_id.startswith(prefix):
+            return protocol
+    raise UnknownClauseError(
+        f"clause id {clause_id!r} has no known prefix; ids start with "
+        f"{', '.join(_PREFIX_PROTOCOL)} (e.g. 'amqp091:4.2.3/1', "
+        "'amqp091:connection.start/protocol-name')"
+    )
+
+
+def get(clause_id: str) -> Clause:
+    """The clause with this id, whatever its prefix (amqp091:, rabbitmq091:).
+
+    Rule names containing spaces ("not mandatory") are spelt with hyphens in ids; the
+    spelling with spaces is accepted too.
+    """
+    index = _index(protocol_of(clause_id), True)
+    clause = index.get(clause_id)
+    if clause is None:
+        head, sep, name = clause_id.rpartition("/")
+        clause = index.get(head + sep + re.sub(r"\s+", "-", name.strip())) if sep else None
+    if clause is None:
+        close = difflib.get_close_matches(clause_id, list(index), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownClauseError(f"no clause with id {clause_id!r}{hint}")
+    return clause
+
+
+def section_titles(protocol: str) -> dict[str, str]:
+    """Number -> title of every numbered heading of the protocol's prose, e.g.
+    ``{"4.2.3": "General Frame Format", ...}``, including sections without clauses."""
+    _check_protocol(protocol)
+    return amqp091.section_titles()

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Install amqpspec (editable, with test extras) and the Debian packages of the local brokers.
+#
+# Idempotent and non-interactive: run it before every test run; when everything is present
+# it costs a pip no-op and one dpkg-query. Needs root only when Debian packages are missing.
+#
+#   scripts/setup.sh                 # all brokers
+#   scripts/setup.sh rabbitmq        # only the named brokers
+#   scripts/setup.sh --no-brokers    # only amqpspec (e.g. to test a remote broker)
+#
+# PYTHON selects the interpreter (default: python3 on PATH). The broker package names are
+# not repeated here: `python3 -m amqpspec.brokers install` reads them from the definitions.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON="${PYTHON:-python3}"
+
+say() { printf 'setup: %s\n' "$*"; }
+
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    say "error: $PYTHON not found on PATH (amqpspec needs Python >= 3.11)" >&2
+    exit 2
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    say "error: $("$PYTHON" -V 2>&1) is too old; amqpspec needs Python >= 3.11 (set PYTHON=...)" >&2
+    exit 2
+fi
+if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
+    say "error: pip is missing for $PYTHON; on Debian: apt-get install -y python3-pip python3-venv" >&2
+    exit 2
+fi
+stdlib="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')"
+in_venv="$("$PYTHON" -c 'import sys; print(int(sys.prefix != sys.base_prefix))')"
+if [[ -f "$stdlib/EXTERNALLY-MANAGED" && "$in_venv" == 0 ]]; then
+    say "error: $PYTHON is the system's externally managed Python (PEP 668); create and activate" >&2
+    say "       a virtualenv first: python3 -m venv .venv && . .venv/bin/activate && $0" >&2
+    exit 2
+fi
+
+say "pip install -e .[test] with $("$PYTHON" -V 2>&1)"
+PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input -e ".[test]"
+
+if [[ "${1:-}" == "--no-brokers" ]]; then
+    say "skipping broker packages (--no-brokers)"
+else
+    say "Debian packages for brokers: ${*:-all}"
+    "$PYTHON" -m amqpspec.brokers install "$@"
+fi
+say "done"
