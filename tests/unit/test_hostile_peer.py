@@ -1,0 +1,96 @@
+"""The peer and the runner against servers that misbehave: every case ends by its deadline."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from amqpspec.case import CaseSpec, Context
+from amqpspec.peer.amqp091 import Peer
+from amqpspec.result import Verdict
+from amqpspec.runner import Runner, RunOptions
+from amqpspec.target import Target
+from amqpspec.transcript import Transcript
+from amqpspec.verify import SilentClose
+from amqpspec.wire.amqp091 import ProtocolHeader
+from tests.support import hostile
+
+
+def _case(func, timeout: float = 2.0) -> CaseSpec:
+    return CaseSpec(id="amqp091/4.2.2/hostile", title="hostile", protocol="0-9-1", section="4.2.2",
+                    clauses=("amqp091:4.2.2/3",), requires=(), timeout=timeout, func=func)
+
+
+def _run_one(server: hostile.HostileServer, func, timeout: float = 2.0):
+    target = Target.parse(server.url)
+    runner = Runner(target, [_case(func, timeout)], RunOptions(seed=1))
+    t0 = time.monotonic()
+    [result] = runner.run()
+    return result, time.monotonic() - t0
+
+
+def _observe_after_header(ctx: Context) -> None:
+    peer = ctx.connect(handshake=False)
+    peer.send(ProtocolHeader())
+    ctx.check(peer.observe(1.0), SilentClose())
+
+
+def _handshake(ctx: Context) -> None:
+    ctx.connect()  # never completes against these servers
+    ctx.record(True, expected="-", observed="-")
+
+
+def _stuck_forever(ctx: Context) -> None:
+    peer = ctx.connect(handshake=False)
+    peer.send(ProtocolHeader())
+    while True:  # a case that ignores its deadline must still be cut off
+        peer.recv(0.2)
+
+
+@pytest.mark.parametrize("behaviour", [hostile.silent, hostile.huge_frame, hostile.heartbeat_flood,
+                                       hostile.reset_mid_frame, hostile.garbage_stream])
+def test_observe_ends_by_deadline(behaviour):
+    with hostile.HostileServer(behaviour) as server:
+        result, took = _run_one(server, _observe_after_header)
+    assert took < 4.0
+    assert result.verdict in (Verdict.FAILED, Verdict.PASSED)
+    assert len(result.transcript) <= 5001  # a flood does not grow the record without bound
+
+
+@pytest.mark.parametrize("behaviour", [hostile.silent, hostile.huge_frame, hostile.heartbeat_flood,
+                                       hostile.reset_mid_frame, hostile.garbage_stream])
+def test_handshake_against_hostile_server_is_an_error_not_a_hang(behaviour):
+    with hostile.HostileServer(behaviour) as server:
+        result, took = _run_one(server, _handshake)
+    assert took < 4.5
+    assert result.verdict is Verdict.ERROR
+    assert result.reason
+
+
+def test_runner_cuts_off_a_case_that_ignores_its_deadline():
+    with hostile.HostileServer(hostile.silent) as server:
+        result, took = _run_one(server, _stuck_forever, timeout=1.0)
+    assert took < 5.0
+    assert result.verdict is Verdict.ERROR
+    assert "deadline" in result.reason
+
+
+def test_huge_frame_is_refused_without_allocation():
+    with hostile.HostileServer(hostile.huge_frame) as server:
+        target = Target.parse(server.url)
+        peer = Peer.connect(target, Transcript(), time.monotonic() + 3)
+        peer.send(ProtocolHeader())
+        obs = peer.observe(1.0)
+        peer.abort()
+    assert obs.framing_error and "4294967295" in obs.framing_error
+    assert peer.reader.pending < 64
+
+
+def test_reset_is_classified():
+    with hostile.HostileServer(hostile.reset_mid_frame) as server:
+        target = Target.parse(server.url)
+        peer = Peer.connect(target, Transcript(), time.monotonic() + 3)
+        peer.send(ProtocolHeader())
+        obs = peer.observe(2.0)
+        peer.abort()
+    assert obs.end == "rst"
