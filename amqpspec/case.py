@@ -25,6 +25,7 @@ from amqpspec.result import Check, CloseInfo, Verdict
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
 from amqpspec.verify import Verifier
+from amqpspec.wire.amqp091 import SPEC, Dialect
 
 PROTOCOL_PREFIXES = {"amqp091": "0-9-1", "amqp10": "1.0"}
 CASE_PACKAGES = {"0-9-1": "amqpspec.conformance.amqp091", "1.0": "amqpspec.conformance.amqp10"}
@@ -190,11 +191,12 @@ class Context:
         return self.deadline - time.monotonic()
 
     # -- connections ------------------------------------------------------------------
-    def connect(self, *, handshake: bool = True, open_channel: bool = False, **handshake_args: Any) -> Peer:
+    def connect(self, *, handshake: bool = True, open_channel: bool = False, dialect: Dialect | None = None,
+                **handshake_args: Any) -> Peer:
         """A new raw connection for this case (closed by the runner at the end)."""
         if self.aborted:
             raise Skip("case aborted")
-        peer = Peer.connect(self.target, self.transcript, self.deadline)
+        peer = Peer.connect(self.target, self.transcript, self.deadline, dialect or SPEC)
         self.peers.append(peer)
         if handshake:
             peer.handshake(**handshake_args)
@@ -221,20 +223,38 @@ class Context:
         return [known[c].level for c in clauses if c in known]
 
     def record(self, ok: bool, *, expected: str, observed: str, what: str = "",
-               clauses: tuple[str, ...] | list[str] | None = None) -> bool:
-        """Records one check with its own evidence; returns whether it passed."""
-        cited = tuple(clauses) if clauses is not None else self.spec.clauses
-        verdict = Verdict.PASSED if ok else verdict_for_failure(self._levels(cited))
-        self.checks.append(Check(what or self.spec.title, list(cited), verdict, expected, observed))
+               clauses: tuple[str, ...] | list[str] | None = None,
+               level: Level | None = None, guideline: str = "") -> bool:
+        """Records one check with its own evidence; returns whether it passed.
+
+        A check weighs as much as the strongest clause it cites. A check of text without
+        an RFC 2119 keyword (a reply code's meaning, a lower-case "should") cites no clause
+        and gives ``level`` and the ``guideline`` text instead.
+        """
+        if level is not None:
+            if not guideline:
+                raise CaseDefinitionError(f"{self.spec.id}: a check with its own level needs the guideline text it checks")
+            cited: tuple[str, ...] = tuple(clauses or ())
+            levels = [level]
+        else:
+            cited = tuple(clauses) if clauses is not None else self.spec.clauses
+            levels = self._levels(cited)
+        verdict = Verdict.PASSED if ok else verdict_for_failure(levels)
+        description = what or self.spec.title
+        if guideline:
+            self.notes.append(f"{description}: checks the spec text \"{guideline}\" ({level.value if level else ''})")
+        self.checks.append(Check(description, list(cited), verdict, expected, observed))
         return ok
 
     def check(self, obs: Observation, verifier: Verifier, *, what: str = "",
-              clauses: tuple[str, ...] | list[str] | None = None, sets_close: bool = True) -> bool:
+              clauses: tuple[str, ...] | list[str] | None = None, sets_close: bool = True,
+              level: Level | None = None, guideline: str = "") -> bool:
         """Checks an observation against a verifier; also sets the case's close verdict."""
         ok = verifier.accepts(obs)
         if sets_close:
             self.close = close_info(obs, verifier, ok)
-        return self.record(ok, expected=verifier.describe(), observed=obs.describe(), what=what, clauses=clauses)
+        return self.record(ok, expected=verifier.describe(), observed=obs.describe(), what=what, clauses=clauses,
+                           level=level, guideline=guideline)
 
     def skip(self, reason: str) -> None:
         raise Skip(reason)

@@ -25,10 +25,11 @@ from amqpspec.result import Result, Verdict, worst
 from amqpspec.secrets import SCRUBBER
 from amqpspec.target import BrokerInfo, Target
 from amqpspec.transcript import Transcript
-from amqpspec.wire.amqp091 import MethodFrame, spec
+from amqpspec.wire.amqp091 import MethodFrame, ProtocolHeader, spec
 
 GRACE_S = 1.0          # beyond a case's deadline before its sockets are shut down
 CLEANUP_BUDGET_S = 5.0
+LIVENESS_TIMEOUT_S = 3.0
 
 
 @dataclass
@@ -38,6 +39,7 @@ class RunOptions:
     seed: int = 0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     protocol: str = "0-9-1"
+    liveness: bool = True              # probe the broker with a fresh connection after every case
 
 
 def probe_broker(target: Target, timeout: float = 10.0) -> BrokerInfo:
@@ -144,6 +146,12 @@ class Runner:
             self._cleanup(ctx)
         verdict, reason = self._verdict(ctx, outcome["exc"], missing, timed_out, timeout)
         reason = reason.removeprefix(f"{c.title}: ")
+        if not missing and self.options.liveness:
+            dead = self._liveness()
+            if dead:
+                # whatever the case observed, a broker that stops serving is not a valid reaction
+                ctx.note(f"liveness probe after the case: {dead}")
+                verdict, reason = Verdict.FAILED, f"the broker stopped serving new connections after this case: {dead}"
         return self._result(c, ctx, verdict, reason, time.monotonic() - t0, started_at)
 
     def _verdict(self, ctx: Context, exc: BaseException | None, missing: list[str],
@@ -164,6 +172,31 @@ class Runner:
         if decided is None:
             return Verdict.ERROR, "the case made no check (a defect in the case)"
         return decided, _reason(failing) if failing else ""
+
+    def _liveness(self) -> str:
+        """Empty when a fresh connection still gets connection.start; else what went wrong.
+
+        Run after every case: a broker that crashed on a malformed frame also "closed the
+        connection", and without this check a crash would pass as a correct close.
+        """
+        problem = ""
+        for attempt in range(2):
+            try:
+                peer = Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
+            except PeerError as exc:
+                problem = str(exc)
+            else:
+                try:
+                    peer.send(ProtocolHeader())
+                    first = peer.recv(LIVENESS_TIMEOUT_S)
+                    if isinstance(first, MethodFrame) and first.method.NAME == "connection.start":
+                        return ""
+                    problem = "no connection.start for a fresh connection" if first is None else \
+                        f"a fresh connection got {first.summary() if hasattr(first, 'summary') else first!r}"
+                finally:
+                    peer.abort()
+            time.sleep(0.3 * (attempt + 1))
+        return problem
 
     def _cleanup(self, ctx: Context) -> None:
         """Deletes what the case declared, on a fresh connection, whatever the case did."""
@@ -238,8 +271,6 @@ def scrub(result: Result) -> Result:
 
 def detect_protocol(target: Target, timeout: float = 5.0) -> str:
     """Which AMQP the broker speaks: sends the 0-9-1 header and reads the answer."""
-    from amqpspec.wire.amqp091 import ProtocolHeader
-
     transcript = Transcript()
     try:
         peer = Peer.connect(target, transcript, time.monotonic() + timeout)

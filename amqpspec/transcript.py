@@ -23,16 +23,20 @@ class Entry:
         return out
 
 
-MAX_ENTRIES = 5000  # a flooding broker must not make a transcript grow without bound
+MAX_ENTRIES = 5000        # a flooding broker must not make a transcript grow without bound:
+MAX_BYTES = 4 << 20       # neither in entries nor in octets kept (data past it is cut to a prefix)
+KEPT_PREFIX = 64
 
 
 class Transcript:
     """Shared by all connections of one case, so that their frames interleave in time."""
 
-    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self.start = time.monotonic()
         self.entries: list[Entry] = []
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.kept_bytes = 0
         self.elided = 0
         self._conns = 0
 
@@ -44,7 +48,12 @@ class Transcript:
         if len(self.entries) >= self.max_entries:
             self.elided += 1
             return
-        self.entries.append(Entry(time.monotonic() - self.start, direction, bytes(data), summary, conn, redacted))
+        data = bytes(data)
+        if self.kept_bytes + len(data) > self.max_bytes:
+            summary = f"{summary} [only the first {KEPT_PREFIX} of {len(data)} octets kept]"
+            data = data[:KEPT_PREFIX]
+        self.kept_bytes += len(data)
+        self.entries.append(Entry(time.monotonic() - self.start, direction, data, summary, conn, redacted))
 
     def event(self, text: str, conn: int = 0) -> None:
         self.add("event", b"", text, conn)

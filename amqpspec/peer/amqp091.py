@@ -131,12 +131,18 @@ class Peer:
         self.reader = FrameReader(PRE_TUNE_READ_CAP, dialect)
         self.negotiated = Negotiated()
         self.framing_error: str | None = None
+        self.discarded = 0  # octets received after the stream became undecodable
         self._queue: deque[Decoded] = deque()
         self._next_channel = 1
 
     @classmethod
     def connect(cls, target: Target, transcript: Transcript, deadline: float, dialect: Dialect = SPEC) -> "Peer":
         return cls(Link.open(target, transcript, deadline), target, dialect)
+
+    def set_dialect(self, dialect: Dialect) -> None:
+        """Field-table reading used from now on, for sending and receiving (the 's' conflict)."""
+        self.dialect = dialect
+        self.reader.dialect = dialect
 
     # ------------------------------------------------------------------ sending
     def send(self, *items: Sendable) -> bool:
@@ -193,9 +199,15 @@ class Peer:
                     self.reader = FrameReader(self.reader.max_payload, self.dialect, False)
                 return data
             if self.framing_error is not None:
-                self.link.transcript.add("recv", data, f"raw {len(data)} octets after undecodable data", self.link.conn)
+                if not self.discarded:  # keep the start as evidence, count the rest
+                    self.link.transcript.add("recv", data, f"raw {len(data)} octets after undecodable data", self.link.conn)
+                self.discarded += len(data)
                 continue
             self.reader.feed(data)
+
+    def unread(self, item: Decoded) -> None:
+        """Puts a received item back: the next recv returns it first."""
+        self._queue.appendleft(item)
 
     def expect(self, *names: str, channel: int | None = None, timeout: float = 5.0) -> MethodFrame:
         """Waits for one of the named methods; heartbeats are skipped, anything else raises."""
@@ -308,24 +320,36 @@ class Peer:
         window: float = 2.0,
         *,
         probe: bool = False,
+        probe_channel: int | None = None,
         reply_close_ok: bool = True,
         stop: Callable[[Decoded], bool] | None = None,
     ) -> Observation:
         """Collects what the broker sends for up to ``window`` seconds.
 
         Ends early when the socket closes, when ``stop`` returns true for a received
-        item, or -- with ``probe`` -- when the liveness probe comes back: a channel.open
-        on a fresh channel answered by open-ok proves the broker processed everything
-        sent before it without closing the connection. A connection.close from the
-        broker is answered with close-ok (a correct client's duty) unless told not to.
+        item, or -- with ``probe`` -- when the liveness probe comes back. With
+        ``probe_channel`` the probe is a side-effect-free synchronous method on that
+        (open) channel: a passive declare of amq.direct, which every broker has (3.1.3.1);
+        its reply proves the broker processed everything sent on that channel before it
+        without an exception. Brokers may run channels concurrently, so a probe on
+        another channel would not prove that. Without ``probe_channel`` the probe opens a
+        fresh channel, which proves the connection as a whole still serves requests.
+        A connection.close from the broker is answered with close-ok (a correct client's
+        duty) unless told not to.
         """
         obs = Observation()
         started = time.monotonic()
         until = started + max(0.0, self.link.remaining(window) - 0.05)
-        probe_channel = None
-        if probe:
+        probe_reply = None
+        if probe_channel is not None:
+            probe = True
+            self.send(MethodFrame(probe_channel, spec.ExchangeDeclare(exchange="amq.direct", type="direct", passive=True)))
+            probe_reply = "exchange.declare-ok"
+            obs.probe_ok = False
+        elif probe:
             probe_channel = self.free_channel()
             self.send(MethodFrame(probe_channel, spec.ChannelOpen()))
+            probe_reply = "channel.open-ok"
             obs.probe_ok = False
         while True:
             left = until - time.monotonic()
@@ -342,11 +366,12 @@ class Peer:
             if isinstance(item, Closed):
                 obs.end = item.how if item.how != "local" else "fin"
                 break
-            if probe_channel is not None and isinstance(item, MethodFrame) and item.channel == probe_channel \
-                    and item.method.NAME == "channel.open-ok":
+            if probe_reply is not None and isinstance(item, MethodFrame) and item.channel == probe_channel \
+                    and item.method.NAME == probe_reply:
                 obs.probe_ok = True
-                self.send(MethodFrame(probe_channel, spec.ChannelClose(200, "probe done", 0, 0)))
-                self._drain_close_ok(probe_channel, until)
+                if probe_reply == "channel.open-ok":
+                    self.send(MethodFrame(probe_channel, spec.ChannelClose(200, "probe done", 0, 0)))
+                    self._drain_close_ok(probe_channel, until)
                 break
             obs.received.append(item)
             if isinstance(item, MethodFrame) and item.method.NAME == "connection.close" and item.channel == 0 and reply_close_ok:
@@ -358,6 +383,8 @@ class Peer:
             obs.framing_error = self.framing_error
             if obs.end == "open":
                 obs.end = "framing-error"
+        if self.discarded:
+            self.link.transcript.event(f"{self.discarded} octets received after the undecodable data in all", self.link.conn)
         obs.elapsed = time.monotonic() - started
         return obs
 

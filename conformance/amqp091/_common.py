@@ -1,8 +1,11 @@
 """Small helpers shared by the 0-9-1 case modules (not cases themselves)."""
 from __future__ import annotations
 
+import uuid
+
 from amqpspec.case import Context
 from amqpspec.peer.amqp091 import Observation, Peer
+from amqpspec.peer.base import Closed
 from amqpspec.wire.amqp091 import (
     PROTOCOL_HEADER, BodyFrame, HeaderFrame, MethodFrame, ProtocolHeader, spec,
 )
@@ -24,10 +27,18 @@ def with_channel(ctx: Context, **handshake: object) -> tuple[Peer, int]:
     return peer, peer.open_channel()
 
 
-def private_queue(peer: Peer, channel: int) -> str:
-    """A server-named, exclusive, auto-delete queue: gone with the connection, no cleanup needed."""
-    reply = peer.call(channel, spec.QueueDeclare(queue="", exclusive=True, auto_delete=True))
-    return reply.method.queue  # type: ignore[attr-defined]
+def private_queue(peer: Peer, channel: int, ctx: Context | None = None) -> str:
+    """An exclusive, auto-delete queue with a unique client-chosen name.
+
+    Client-named rather than server-named, so that cases about something else do not
+    depend on server-named queues (tested on their own); exclusive queues go with the
+    connection, and with ``ctx`` the queue is also registered for deletion.
+    """
+    name = ctx.name(f"q{uuid.uuid4().hex[:8]}") if ctx is not None else f"amqpspec-{uuid.uuid4().hex}"
+    if ctx is not None:
+        ctx.will_delete("queue", name)
+    reply = peer.call(channel, spec.QueueDeclare(queue=name, exclusive=True, auto_delete=True))
+    return reply.method.queue or name  # type: ignore[attr-defined]
 
 
 def publish_frames(channel: int, routing_key: str, body: bytes, *, frame_body_max: int | None = None,
@@ -48,6 +59,8 @@ def get_message(peer: Peer, channel: int, queue: str, timeout: float = 3.0) -> t
         return None
     header = peer.recv(timeout)
     if not isinstance(header, HeaderFrame):
+        # an undecodable header still announces a body: read the body frames that follow it
+        _drain_bodies(peer, min(timeout, 0.5))
         return reply, None, b""
     body = b""
     while len(body) < header.body_size:
@@ -56,6 +69,15 @@ def get_message(peer: Peer, channel: int, queue: str, timeout: float = 3.0) -> t
             break
         body += item.data
     return reply, header, body
+
+
+def _drain_bodies(peer: Peer, timeout: float) -> None:
+    while True:
+        item = peer.recv(timeout)
+        if not isinstance(item, BodyFrame):
+            if item is not None and not isinstance(item, Closed):
+                peer.unread(item)  # not ours: leave it for the caller
+            return
 
 
 def after_start(ctx: Context) -> Peer:

@@ -23,7 +23,7 @@ def _case(func, timeout: float = 2.0) -> CaseSpec:
 
 def _run_one(server: hostile.HostileServer, func, timeout: float = 2.0):
     target = Target.parse(server.url)
-    runner = Runner(target, [_case(func, timeout)], RunOptions(seed=1))
+    runner = Runner(target, [_case(func, timeout)], RunOptions(seed=1, liveness=False))
     t0 = time.monotonic()
     [result] = runner.run()
     return result, time.monotonic() - t0
@@ -94,3 +94,18 @@ def test_reset_is_classified():
         obs = peer.observe(2.0)
         peer.abort()
     assert obs.end == "rst"
+
+
+def test_a_broker_that_stops_serving_fails_the_case():
+    """A crash also "closes the connection": the liveness probe must not let it pass."""
+    with hostile.HostileServer(hostile.reset_mid_frame) as server:
+        target = Target.parse(server.url)
+
+        def closes_silently_is_fine(ctx: Context) -> None:
+            peer = ctx.connect(handshake=False)
+            peer.send(ProtocolHeader())
+            ctx.record(True, expected="any close", observed="closed")
+
+        [result] = Runner(target, [_case(closes_silently_is_fine)], RunOptions(seed=1)).run()
+    assert result.verdict is Verdict.FAILED
+    assert "stopped serving new connections" in result.reason

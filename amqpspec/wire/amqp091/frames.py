@@ -9,7 +9,7 @@ header is read, before anything is buffered for it.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Iterator, Union
 
 from amqpspec.wire.errors import DecodeError, FrameError
@@ -125,8 +125,12 @@ class HeaderFrame(Frame):
 
     def summary(self) -> str:
         props = self.properties.summary() if self.properties is not None else ""
-        weight = f" weight={self.weight}" if self.weight else ""
-        return f"ch={self.channel} content-header(class={self.class_id}, body-size={self.body_size}{weight}{', ' + props if props else ''})"
+        extra = f", weight={self.weight}" if self.weight else ""
+        if self.property_flags is not None:
+            extra += ", property-flags=[" + ", ".join(f"0x{w:04x}" for w in self.property_flags) + "]"
+        if self.raw_properties is not None:
+            extra += f", raw properties {bytes(self.raw_properties[:24]).hex()}"
+        return f"ch={self.channel} content-header(class={self.class_id}, body-size={self.body_size}{extra}{', ' + props if props else ''})"
 
 
 @dataclass(eq=True)
@@ -166,8 +170,8 @@ class RawFrame(Frame):
         return bytes(self.data)
 
     def encode(self, dialect: Dialect = SPEC) -> bytes:
-        if self.frame_type is None:
-            self.frame_type = self.type
+        if self.frame_type is None:  # write ``type`` without changing this frame (equality)
+            return replace(self, frame_type=self.type).encode(dialect)
         return super().encode(dialect)
 
     def summary(self) -> str:
@@ -186,8 +190,8 @@ class MalformedFrame(Frame):
         return bytes(self.data)
 
     def encode(self, dialect: Dialect = SPEC) -> bytes:
-        if self.frame_type is None:
-            self.frame_type = self.type
+        if self.frame_type is None:  # write ``type`` without changing this frame (equality)
+            return replace(self, frame_type=self.type).encode(dialect)
         return super().encode(dialect)
 
     def summary(self) -> str:

@@ -88,7 +88,8 @@ def gen_encode(fields: tuple[XField, ...], structs: Structs) -> list[str]:
                 if ikind == "int":
                     args.append(f"self.{attr(members[0][1].name)}")
                 else:
-                    args.append(" | ".join(f"(1 if self.{attr(f.name)} else 0) << {k}" if k else f"(1 if self.{attr(f.name)} else 0)"
+                    # _BIT takes only bool (and 0/1): anything else, a Raw say, goes to the generic codec
+                    args.append(" | ".join(f"_BIT[self.{attr(f.name)}] << {k}" if k else f"_BIT[self.{attr(f.name)}]"
                                            for k, (_, f) in enumerate(members)))
             parts.append(f"{structs.name(fmt)}.pack({', '.join(args)})")
         elif kind == "shortstr":
@@ -293,7 +294,7 @@ def generate(spec: XSpec) -> str:
     for k in spec.constants:
         if k.cls or k.doc:  # reply codes are the documented constants; frame constants have no doc
             head.append(f"    {k.value}: ({k.name!r}, {k.cls!r}),")
-    head += ["}", "", "_U16 = struct.Struct('>H')", "_U32 = struct.Struct('>I')"]
+    head += ["}", "", "_BIT = {False: 0, True: 1}", "_U16 = struct.Struct('>H')", "_U32 = struct.Struct('>I')"]
     for fmt, name in sorted(structs.formats.items(), key=lambda kv: kv[1]):
         head.append(f"{name} = struct.Struct('>{fmt}')")
     head += ["", ""]

@@ -29,7 +29,11 @@ SURROGATE = "surrogateescape"  # keeps invalid UTF-8 from a broker round-trippab
 
 def to_bytes(value: str | bytes | bytearray | memoryview, what: str) -> bytes:
     if isinstance(value, str):
-        return value.encode("utf-8", SURROGATE)
+        try:
+            return value.encode("utf-8", SURROGATE)
+        except UnicodeEncodeError as exc:  # a lone surrogate outside the escaped range
+            raise EncodeError(f"{what}: character {value[exc.start]!r} at index {exc.start} has no UTF-8 encoding;"
+                              " pass bytes (or Raw) to send arbitrary octets") from None
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise EncodeError(f"{what}: expected str or bytes, got {type(value).__name__}")

@@ -72,6 +72,7 @@ REPLY_CODES = {
     541: ('internal-error', 'hard-error'),
 }
 
+_BIT = {False: 0, True: 1}
 _U16 = struct.Struct('>H')
 _U32 = struct.Struct('>I')
 _S_B = struct.Struct('>B')
@@ -409,7 +410,7 @@ class ConnectionOpen(Method):
             return b''.join((
                 _ss(self.virtual_host),
                 _ss(self.reserved_1),
-                _S_B.pack((1 if self.reserved_2 else 0)),
+                _S_B.pack(_BIT[self.reserved_2]),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -813,7 +814,7 @@ class ChannelFlow(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_B.pack((1 if self.active else 0))
+            return _S_B.pack(_BIT[self.active])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -850,7 +851,7 @@ class ChannelFlowOk(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_B.pack((1 if self.active else 0))
+            return _S_B.pack(_BIT[self.active])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -990,7 +991,7 @@ class ExchangeDeclare(Method):
                 _S_H.pack(self.reserved_1),
                 _ss(self.exchange),
                 _ss(self.type),
-                _S_B.pack((1 if self.passive else 0) | (1 if self.durable else 0) << 1 | (1 if self.auto_delete else 0) << 2 | (1 if self.internal else 0) << 3 | (1 if self.no_wait else 0) << 4),
+                _S_B.pack(_BIT[self.passive] | _BIT[self.durable] << 1 | _BIT[self.auto_delete] << 2 | _BIT[self.internal] << 3 | _BIT[self.no_wait] << 4),
                 encode_table(self.arguments, dialect, 0, 'arguments'),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
@@ -1085,7 +1086,7 @@ class ExchangeDelete(Method):
             return b''.join((
                 _S_H.pack(self.reserved_1),
                 _ss(self.exchange),
-                _S_B.pack((1 if self.if_unused else 0) | (1 if self.no_wait else 0) << 1),
+                _S_B.pack(_BIT[self.if_unused] | _BIT[self.no_wait] << 1),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -1174,7 +1175,7 @@ class ExchangeBind(Method):
                 _ss(self.destination),
                 _ss(self.source),
                 _ss(self.routing_key),
-                _S_B.pack((1 if self.no_wait else 0)),
+                _S_B.pack(_BIT[self.no_wait]),
                 encode_table(self.arguments, dialect, 0, 'arguments'),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
@@ -1278,7 +1279,7 @@ class ExchangeUnbind(Method):
                 _ss(self.destination),
                 _ss(self.source),
                 _ss(self.routing_key),
-                _S_B.pack((1 if self.no_wait else 0)),
+                _S_B.pack(_BIT[self.no_wait]),
                 encode_table(self.arguments, dialect, 0, 'arguments'),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
@@ -1386,7 +1387,7 @@ class QueueDeclare(Method):
             return b''.join((
                 _S_H.pack(self.reserved_1),
                 _ss(self.queue),
-                _S_B.pack((1 if self.passive else 0) | (1 if self.durable else 0) << 1 | (1 if self.exclusive else 0) << 2 | (1 if self.auto_delete else 0) << 3 | (1 if self.no_wait else 0) << 4),
+                _S_B.pack(_BIT[self.passive] | _BIT[self.durable] << 1 | _BIT[self.exclusive] << 2 | _BIT[self.auto_delete] << 3 | _BIT[self.no_wait] << 4),
                 encode_table(self.arguments, dialect, 0, 'arguments'),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
@@ -1504,7 +1505,7 @@ class QueueBind(Method):
                 _ss(self.queue),
                 _ss(self.exchange),
                 _ss(self.routing_key),
-                _S_B.pack((1 if self.no_wait else 0)),
+                _S_B.pack(_BIT[self.no_wait]),
                 encode_table(self.arguments, dialect, 0, 'arguments'),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
@@ -1698,7 +1699,7 @@ class QueuePurge(Method):
             return b''.join((
                 _S_H.pack(self.reserved_1),
                 _ss(self.queue),
-                _S_B.pack((1 if self.no_wait else 0)),
+                _S_B.pack(_BIT[self.no_wait]),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -1792,7 +1793,7 @@ class QueueDelete(Method):
             return b''.join((
                 _S_H.pack(self.reserved_1),
                 _ss(self.queue),
-                _S_B.pack((1 if self.if_unused else 0) | (1 if self.if_empty else 0) << 1 | (1 if self.no_wait else 0) << 2),
+                _S_B.pack(_BIT[self.if_unused] | _BIT[self.if_empty] << 1 | _BIT[self.no_wait] << 2),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -1883,7 +1884,7 @@ class BasicQos(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_IHB.pack(self.prefetch_size, self.prefetch_count, (1 if self.global_ else 0))
+            return _S_IHB.pack(self.prefetch_size, self.prefetch_count, _BIT[self.global_])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -1964,7 +1965,7 @@ class BasicConsume(Method):
                 _S_H.pack(self.reserved_1),
                 _ss(self.queue),
                 _ss(self.consumer_tag),
-                _S_B.pack((1 if self.no_local else 0) | (1 if self.no_ack else 0) << 1 | (1 if self.exclusive else 0) << 2 | (1 if self.no_wait else 0) << 3),
+                _S_B.pack(_BIT[self.no_local] | _BIT[self.no_ack] << 1 | _BIT[self.exclusive] << 2 | _BIT[self.no_wait] << 3),
                 encode_table(self.arguments, dialect, 0, 'arguments'),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
@@ -2068,7 +2069,7 @@ class BasicCancel(Method):
         try:
             return b''.join((
                 _ss(self.consumer_tag),
-                _S_B.pack((1 if self.no_wait else 0)),
+                _S_B.pack(_BIT[self.no_wait]),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -2166,7 +2167,7 @@ class BasicPublish(Method):
                 _S_H.pack(self.reserved_1),
                 _ss(self.exchange),
                 _ss(self.routing_key),
-                _S_B.pack((1 if self.mandatory else 0) | (1 if self.immediate else 0) << 1),
+                _S_B.pack(_BIT[self.mandatory] | _BIT[self.immediate] << 1),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -2299,7 +2300,7 @@ class BasicDeliver(Method):
         try:
             return b''.join((
                 _ss(self.consumer_tag),
-                _S_QB.pack(self.delivery_tag, (1 if self.redelivered else 0)),
+                _S_QB.pack(self.delivery_tag, _BIT[self.redelivered]),
                 _ss(self.exchange),
                 _ss(self.routing_key),
             ))
@@ -2367,7 +2368,7 @@ class BasicGet(Method):
             return b''.join((
                 _S_H.pack(self.reserved_1),
                 _ss(self.queue),
-                _S_B.pack((1 if self.no_ack else 0)),
+                _S_B.pack(_BIT[self.no_ack]),
             ))
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
@@ -2423,7 +2424,7 @@ class BasicGetOk(Method):
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
             return b''.join((
-                _S_QB.pack(self.delivery_tag, (1 if self.redelivered else 0)),
+                _S_QB.pack(self.delivery_tag, _BIT[self.redelivered]),
                 _ss(self.exchange),
                 _ss(self.routing_key),
                 _S_I.pack(self.message_count),
@@ -2523,7 +2524,7 @@ class BasicAck(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_QB.pack(self.delivery_tag, (1 if self.multiple else 0))
+            return _S_QB.pack(self.delivery_tag, _BIT[self.multiple])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -2562,7 +2563,7 @@ class BasicReject(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_QB.pack(self.delivery_tag, (1 if self.requeue else 0))
+            return _S_QB.pack(self.delivery_tag, _BIT[self.requeue])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -2599,7 +2600,7 @@ class BasicRecoverAsync(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_B.pack((1 if self.requeue else 0))
+            return _S_B.pack(_BIT[self.requeue])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -2636,7 +2637,7 @@ class BasicRecover(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_B.pack((1 if self.requeue else 0))
+            return _S_B.pack(_BIT[self.requeue])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -2703,7 +2704,7 @@ class BasicNack(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_QB.pack(self.delivery_tag, (1 if self.multiple else 0) | (1 if self.requeue else 0) << 1)
+            return _S_QB.pack(self.delivery_tag, _BIT[self.multiple] | _BIT[self.requeue] << 1)
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
@@ -3138,7 +3139,7 @@ class ConfirmSelect(Method):
 
     def encode_args(self, dialect: Dialect = SPEC) -> bytes:
         try:
-            return _S_B.pack((1 if self.nowait else 0))
+            return _S_B.pack(_BIT[self.nowait])
         except Exception:  # unusual values: the generic codec handles or explains them
             return generic_encode_args(self, dialect)
 
