@@ -1,0 +1,567 @@
+"""Spec 4.2.6 Content Framing: content header and body frames, and what may interrupt them.
+
+A content is exactly one content header frame and optionally body frames adding up to the
+header's body-size, on the channel of the method that carries it (basic.publish). A peer
+that receives an incomplete or badly formatted content MUST raise connection exception 505
+(4.2.6/1); the prose also lets any non-content frame end a content early, so a sender can
+abort a content without closing the channel. The server passes bodies on unmodified
+(3.1.1/1) and may add to content headers but not remove or change what is there (3.1.1/2).
+
+The helpers at the top are shared with ``s4_2_5_data_fields`` (message headers round-trips).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from amqpspec.case import Context, case
+from amqpspec.clauses import Level
+from amqpspec.peer.amqp091 import Observation, Peer
+from amqpspec.peer.base import Closed
+from amqpspec.verify import AnyClose, ChannelException, ConnectionException, StaysOpen
+from amqpspec.wire.amqp091 import (
+    SPEC, BodyFrame, Dialect, FieldValue, HeaderFrame, HeartbeatFrame, MalformedFrame, MethodFrame,
+    encode_table, spec,
+)
+from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, decode_frame
+from amqpspec.wire.errors import EncodeError
+
+from ._common import QUICK_WINDOW, REACTION_WINDOW, publish_frames, with_channel
+
+INCOMPLETE = ("amqp091:4.2.6/1",)
+CLASS_ID = ("amqp091:4.2.6/1", "amqp091:4.2.6.1/1", "amqp091:4.2.6.1/2")
+ZERO_CHANNEL = ("amqp091:4.2.6.1/3", "amqp091:4.2.6.1/4", "amqp091:4.2.6/1")
+BODY_INTACT = ("amqp091:4.2.6.2/1", "amqp091:3.1.1/1")
+HEADER_INTACT = ("amqp091:3.1.1/2",)
+INVALID_DATA = "Invalid data can be handled unambiguously, by closing the channel or the connection."
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def react(peer: Peer, channel: int, window: float = REACTION_WINDOW) -> Observation:
+    """What the broker does after a stimulus on ``channel``.
+
+    Probes *the same channel* with basic.qos (a synchronous no-op): its qos-ok proves the
+    broker processed everything sent before on that channel without closing it (probe_ok).
+    A probe on a fresh channel (``observe(probe=True)``) is not enough here: a broker that
+    runs channels concurrently (RabbitMQ) may answer the new channel's open before the old
+    channel's close, so a channel exception could be missed.
+    """
+    peer.send(MethodFrame(channel, spec.BasicQos(0, 0, False)))
+    obs = peer.observe(window, stop=lambda item: isinstance(item, MethodFrame) and item.channel == channel
+                       and item.method.NAME in ("basic.qos-ok", "channel.close"))
+    obs.probe_ok = bool(obs.methods("basic.qos-ok", channel)) and obs.channel_close(channel) is None
+    return obs
+
+
+def note_close(ctx: Context, obs: Observation) -> None:
+    close = obs.connection_close or obs.channel_close()
+    if close is not None:
+        ctx.note(f"refused with {close.reply_code} {close.reply_text}")
+    elif obs.closed:
+        ctx.note(f"connection closed without a close method ({obs.end})")
+
+
+def refused(ctx: Context, obs: Observation, what: str = "", clauses: tuple[str, ...] | None = None) -> bool:
+    """Checks for a channel or connection exception, or a closed connection (4.10.1), and that a
+    socket closed without a close method was not the broker going down: a crash is not
+    "closing the connection", and would pass for one otherwise."""
+    ok = ctx.check(obs, ChannelException() | AnyClose(), what=what, clauses=clauses)
+    note_close(ctx, obs)
+    if ok and obs.closed and obs.connection_close is None:
+        alive, detail = broker_alive(ctx)
+        ctx.record(alive, expected="the broker still accepts connections after closing this one",
+                   observed=detail, what="the broker handles the invalid data without going down", clauses=())
+        ok = ok and alive
+    return ok
+
+
+def broker_alive(ctx: Context) -> tuple[bool, str]:
+    """Opens a fresh connection: does the broker still accept and serve connections?"""
+    try:
+        peer = ctx.connect()
+    except Exception as exc:  # noqa: BLE001 -- any failure to connect is the evidence
+        return False, f"a new connection failed: {exc}"
+    peer.close()
+    return True, "a new connection was opened"
+
+
+def queue_for(ctx: Context, peer: Peer, channel: int, suffix: str = "q") -> str:
+    """An exclusive, auto-delete queue named for this case (also registered for deletion).
+
+    Named by the client rather than server-named (``_common.private_queue``): some brokers
+    (garagemq) refuse an empty queue name, and these cases test content framing, not naming.
+    """
+    name = ctx.name(suffix)
+    ctx.will_delete("queue", name)
+    peer.call(channel, spec.QueueDeclare(queue=name, exclusive=True, auto_delete=True))
+    return name
+
+
+@dataclass
+class Message:
+    """A message fetched with basic.get; ``header_payload`` is the exact content header payload."""
+
+    get_ok: MethodFrame
+    header: HeaderFrame | None
+    header_payload: bytes
+    body: bytes
+    body_frames: int
+
+    @property
+    def properties(self) -> spec.BasicProperties | None:
+        return self.header.properties if self.header is not None else None  # type: ignore[return-value]
+
+
+def _failure(peer: Peer, first: Any) -> Observation:
+    """An observation starting with ``first`` (what came instead of a get reply), then the rest."""
+    obs = Observation()
+    if isinstance(first, Closed):
+        obs.end = first.how if first.how != "local" else "fin"
+        return obs
+    if first is not None:
+        obs.received.append(first)
+        if isinstance(first, MethodFrame) and first.method.NAME == "channel.close":
+            return obs  # the connection goes on: nothing more to wait for
+        if isinstance(first, MethodFrame) and first.method.NAME == "connection.close":
+            peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
+            obs.replied_close_ok = True
+    rest = peer.observe(0.5 if first is None else 1.0)
+    obs.received += rest.received
+    obs.end, obs.framing_error, obs.elapsed = rest.end, rest.framing_error, rest.elapsed
+    return obs
+
+
+def _next(peer: Peer, timeout: float) -> Any:
+    while True:
+        item = peer.recv(timeout)
+        if not isinstance(item, HeartbeatFrame):
+            return item
+
+
+def fetch(peer: Peer, channel: int, queue: str, wait: float = 0.5) -> Message | None | Observation:
+    """basic.get (no-ack), repeated while the queue is empty until ``wait`` passes.
+
+    A broker processes a channel's methods in order, so the first basic.get after a publish
+    on the same channel normally finds the message; the short retry only covers brokers that
+    enqueue asynchronously. Returns the message, None (queue empty), or an Observation of what
+    the broker did instead of answering (a close, nothing).
+    """
+    until = time.monotonic() + wait
+    pause = 0.02
+    while True:
+        peer.send(MethodFrame(channel, spec.BasicGet(queue=queue, no_ack=True)))
+        item = _next(peer, QUICK_WINDOW)
+        if not (isinstance(item, MethodFrame) and item.channel == channel
+                and item.method.NAME in ("basic.get-ok", "basic.get-empty")):
+            return _failure(peer, item)
+        if item.method.NAME == "basic.get-empty":
+            if time.monotonic() >= until:
+                return None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+            continue
+        head = _next(peer, QUICK_WINDOW)
+        if isinstance(head, HeaderFrame):
+            payload = peer.reader.last_raw[7:-1]
+            size = head.body_size
+        elif isinstance(head, MalformedFrame) and head.type == spec.FRAME_HEADER:
+            payload = head.data
+            size = int.from_bytes(payload[4:12], "big") if len(payload) >= 12 else 0
+            head = None
+        else:
+            return _failure(peer, head)
+        body, frames = b"", 0
+        while len(body) < size:
+            part = _next(peer, QUICK_WINDOW)
+            if not isinstance(part, BodyFrame):
+                return _failure(peer, part)
+            body += part.data
+            frames += 1
+        return Message(item, head, payload, body, frames)
+
+
+def decode_headers(payload: bytes, dialect: Dialect) -> tuple[dict | None, str]:
+    """The headers table of a basic content header payload read with ``dialect``, or why not."""
+    frame = decode_frame(spec.FRAME_HEADER, 1, payload, dialect)
+    if isinstance(frame, HeaderFrame):
+        return frame.properties.headers, ""  # type: ignore[union-attr]
+    return None, getattr(frame, "error", "undecodable")
+
+
+def field_bytes(name: str, value: Any, dialect: Dialect) -> bytes | None:
+    """The encoding of one table entry (name, code, value): what 'unmodified' is compared on."""
+    try:
+        return encode_table([(name, value)], dialect)[4:]
+    except EncodeError:
+        return None
+
+
+def header_differences(sent: Iterable[tuple[str, Any]], got: dict | None, dialect: Dialect) -> list[str]:
+    """Entries sent that came back missing or different (the broker MAY add others: 3.1.1/2)."""
+    got = got or {}
+    codes = getattr(got, "codes", {})
+    diffs = []
+    for name, value in sent:
+        if name not in got:
+            diffs.append(f"{name!r} missing")
+            continue
+        mine = field_bytes(name, value, dialect)
+        theirs = field_bytes(name, FieldValue(codes.get(name, "?"), got[name]), dialect)
+        if mine != theirs:
+            shown = (theirs or b"")[:48]
+            diffs.append(f"{name!r} changed: sent {(mine or b'')[:48].hex()}, got {codes.get(name)!r} {got[name]!r} ({shown.hex()})")
+    return diffs
+
+
+def publish(peer: Peer, channel: int, queue: str, body: bytes, properties: spec.BasicProperties | None = None,
+            frame_body_max: int | None = None) -> None:
+    peer.send(*publish_frames(channel, queue, body, properties=properties, frame_body_max=frame_body_max))
+
+
+def _publish_method(channel: int, routing_key: str) -> MethodFrame:
+    return MethodFrame(channel, spec.BasicPublish(exchange="", routing_key=routing_key))
+
+
+# ----------------------------------------------------------------------------- incomplete contents
+
+@case("amqp091/4.2.6/header-without-method", title="a content header with no content method before it is refused with 505",
+      clauses=INCOMPLETE)
+def header_without_method(ctx: Context) -> None:
+    """Sends a content header (class 60, body-size 0) on an open channel with no basic.publish before it.
+    Passes on connection.close 505: a content missing its method is an incomplete content."""
+    peer, ch = with_channel(ctx)
+    peer.send(HeaderFrame(ch, 60, 0, spec.BasicProperties()))
+    ctx.check(react(peer, ch), ConnectionException(505))
+
+
+@case("amqp091/4.2.6/body-without-content", title="a body frame with no content in progress is refused with 505",
+      clauses=INCOMPLETE)
+def body_without_content(ctx: Context) -> None:
+    """Sends a 6-octet body frame on an open channel where no content is in progress.
+    Passes on connection.close 505."""
+    peer, ch = with_channel(ctx)
+    peer.send(BodyFrame(ch, b"orphan"))
+    ctx.check(react(peer, ch), ConnectionException(505))
+
+
+@case("amqp091/4.2.6/missing-header", title="basic.publish followed directly by a body frame is refused with 505",
+      clauses=INCOMPLETE)
+def missing_header(ctx: Context) -> None:
+    """Sends basic.publish then a body frame, without the content header ("missing content
+    headers" is named in 4.2.6/1). Passes on connection.close 505."""
+    peer, ch = with_channel(ctx)
+    peer.send(_publish_method(ch, ctx.name("unroutable")), BodyFrame(ch, b"no header"))
+    ctx.check(react(peer, ch), ConnectionException(505))
+
+
+@case("amqp091/4.2.6/body-longer-than-size", title="a body frame longer than the header's body-size is refused with 505",
+      clauses=INCOMPLETE)
+def body_longer_than_size(ctx: Context) -> None:
+    """Sends basic.publish, a content header announcing 5 octets and one body frame of 10.
+    Passes on connection.close 505 (a badly formatted content)."""
+    peer, ch = with_channel(ctx)
+    peer.send(_publish_method(ch, ctx.name("unroutable")), HeaderFrame(ch, 60, 5, spec.BasicProperties()),
+              BodyFrame(ch, b"0123456789"))
+    ctx.check(react(peer, ch), ConnectionException(505))
+
+
+@case("amqp091/4.2.6/bodies-exceed-size", title="body frames adding up to more than body-size are refused with 505",
+      clauses=INCOMPLETE)
+def bodies_exceed_size(ctx: Context) -> None:
+    """Sends basic.publish, a content header announcing 8 octets, then two body frames of 5
+    (10 in all). Passes on connection.close 505."""
+    peer, ch = with_channel(ctx)
+    peer.send(_publish_method(ch, ctx.name("unroutable")), HeaderFrame(ch, 60, 8, spec.BasicProperties()),
+              BodyFrame(ch, b"01234"), BodyFrame(ch, b"56789"))
+    ctx.check(react(peer, ch), ConnectionException(505))
+
+
+@case("amqp091/4.2.6/header-during-body", title="a second content header before the body is complete is refused with 505",
+      clauses=INCOMPLETE)
+def header_during_body(ctx: Context) -> None:
+    """Sends basic.publish, a content header announcing 10 octets, 5 of them, then another
+    content header. A content frame (unlike a method) does not end the content: content frames
+    of one channel may not be mixed or overlapped, so this is a badly formatted content.
+    Passes on connection.close 505."""
+    peer, ch = with_channel(ctx)
+    peer.send(_publish_method(ch, ctx.name("unroutable")), HeaderFrame(ch, 60, 10, spec.BasicProperties()),
+              BodyFrame(ch, b"01234"), HeaderFrame(ch, 60, 5, spec.BasicProperties()), BodyFrame(ch, b"56789"))
+    ctx.check(react(peer, ch), ConnectionException(505))
+
+
+@case("amqp091/4.2.6/method-before-body-complete",
+      title="a method before the body is complete: 505, or the content is aborted and not delivered",
+      clauses=INCOMPLETE)
+def method_before_body_complete(ctx: Context) -> None:
+    """Sends basic.publish + content header (body-size 10) + 5 body octets to a private queue,
+    then a complete second publish. 4.2.6/1 asks for 505 ("missing content body frames"); the
+    4.2.6 prose says any non-content frame ends the content, letting a sender abort it without
+    closing the channel. Passes on connection.close 505, or when the connection stays open, the
+    truncated message is not delivered and the second one is, intact (checked with basic.get)."""
+    peer, ch = with_channel(ctx)
+    queue = queue_for(ctx, peer, ch)
+    truncated, second = b"trunc", ctx.rng.randbytes(16)
+    peer.send(_publish_method(ch, queue), HeaderFrame(ch, 60, 10, spec.BasicProperties(message_id="truncated")),
+              BodyFrame(ch, truncated))
+    publish(peer, ch, queue, second, spec.BasicProperties(message_id="complete"))
+    obs = react(peer, ch)
+    if not ctx.check(obs, ConnectionException(505) | StaysOpen(),
+                     what="connection exception 505, or the content is treated as aborted"):
+        return
+    if obs.connection_close is not None:
+        ctx.note("the broker raised 505 (it does not treat a method as aborting the content)")
+        return
+    ctx.note("the broker kept the connection open: the method was taken as aborting the content")
+    first = fetch(peer, ch, queue)
+    rest = fetch(peer, ch, queue, wait=0.0) if isinstance(first, Message) else None
+    if isinstance(first, Observation) or isinstance(rest, Observation):
+        ctx.check(first if isinstance(first, Observation) else rest, StaysOpen(), what="basic.get is answered")
+        return
+    ok = isinstance(first, Message) and first.body == second and rest is None
+    observed = ("queue empty" if first is None else
+                f"first message: message-id {first.properties.message_id if first.properties else None!r}, "
+                f"body {first.body!r}; then {'queue empty' if rest is None else f'another message, body {rest.body!r}'}")
+    ctx.record(ok, expected=f"only the complete message, body {second!r} (the truncated one discarded)",
+               observed=observed, what="the aborted content is not delivered, the next one is, intact")
+
+
+# ----------------------------------------------------------------------------- the content header
+
+@case("amqp091/4.2.6.1/wrong-class-id", title="a content header with class-id 50 after basic.publish is refused (501 or 505)",
+      clauses=CLASS_ID)
+def wrong_class_id(ctx: Context) -> None:
+    """Sends basic.publish, then a content header with class-id 50 (queue, which has no
+    content) and a complete 5-octet body. 4.2.6.1/2 asks for 501 (frame error), 4.2.6/1 for 505
+    ("wrong class IDs in content headers"): connection.close with either passes."""
+    peer, ch = with_channel(ctx)
+    peer.send(_publish_method(ch, ctx.name("unroutable")), HeaderFrame(ch, 50, 5, None), BodyFrame(ch, b"hello"))
+    ctx.check(react(peer, ch), ConnectionException(501, 505))
+
+
+@case("amqp091/4.2.6.1/header-on-channel-zero", title="a content header on channel 0 is refused (504, or 505)",
+      clauses=ZERO_CHANNEL)
+def header_on_channel_zero(ctx: Context) -> None:
+    """Sends a content header (class 60, body-size 0) on channel 0. 4.2.6.1/4 asks for 504
+    (channel error). No content method can precede a content frame on channel 0, so the frame
+    is also a content missing its method, for which 4.2.6/1 asks for 505: either code passes."""
+    peer = ctx.connect()
+    peer.send(HeaderFrame(0, 60, 0, spec.BasicProperties()))
+    ctx.check(peer.observe(REACTION_WINDOW, probe=True), ConnectionException(504, 505))
+
+
+@case("amqp091/4.2.6.1/body-on-channel-zero", title="a body frame on channel 0 is refused (504, or 505)",
+      clauses=ZERO_CHANNEL)
+def body_on_channel_zero(ctx: Context) -> None:
+    """Sends a 4-octet body frame on channel 0. 4.2.6.1/4 asks for 504 (channel error); as no
+    content can be in progress on channel 0, 4.2.6/1 (505) applies as well: either code passes."""
+    peer = ctx.connect()
+    peer.send(BodyFrame(0, b"zero"))
+    ctx.check(peer.observe(REACTION_WINDOW, probe=True), ConnectionException(504, 505))
+
+
+@case("amqp091/4.2.6.1/undefined-property-flag",
+      title="a content header with an undefined property-flag bit is refused (channel or connection)",
+      level=Level.SHOULD,
+      guideline="The property flags are an array of bits that indicate the presence or absence of each property "
+                "value in sequence. The bits are ordered from most high to low - bit 15 indicates the first "
+                "property. [4.2.6.1] ... " + INVALID_DATA + " [4.10.1]")
+def undefined_property_flag(ctx: Context) -> None:
+    """Sends basic.publish, a content header whose property flags are 0x0002 (bit 1: a 15th
+    property, which class basic does not define; no property data follows) and a complete
+    5-octet body. Passes on a channel or connection exception (any code) or a closed connection;
+    accepting the header is a warning."""
+    peer, ch = with_channel(ctx)
+    queue = queue_for(ctx, peer, ch)
+    peer.send(_publish_method(ch, queue),
+              HeaderFrame(ch, 60, 5, spec.BasicProperties(), property_flags=[0x0002]), BodyFrame(ch, b"hello"))
+    obs = react(peer, ch)
+    refused(ctx, obs)
+    if obs.probe_ok:
+        got = fetch(peer, ch, queue, wait=0.5)
+        if isinstance(got, Message):
+            ctx.note(f"accepted; delivered with property flags 0x{got.header_payload[12:14].hex()}, body {got.body!r}")
+        elif got is None:
+            ctx.note("accepted, but the message was not delivered (queue empty)")
+        else:
+            ctx.note(f"accepted, then basic.get failed: {got.describe()}")
+
+
+@case("amqp091/4.2.6.1/weight-not-zero", title="a content header with weight 1 is refused (channel or connection)",
+      level=Level.SHOULD, guideline="The weight field is unused and must be zero. [4.2.6.1] ... " + INVALID_DATA + " [4.10.1]")
+def weight_not_zero(ctx: Context) -> None:
+    """Sends basic.publish, a content header with weight 1 and a complete 5-octet body.
+    Passes on a channel or connection exception (any code) or a closed connection; accepting it
+    silently is a warning (the text is a lower-case "must")."""
+    peer, ch = with_channel(ctx)
+    peer.send(_publish_method(ch, ctx.name("unroutable")), HeaderFrame(ch, 60, 5, spec.BasicProperties(), weight=1),
+              BodyFrame(ch, b"hello"))
+    obs = react(peer, ch)
+    refused(ctx, obs)
+
+
+def all_properties(ctx: Context) -> tuple[spec.BasicProperties, list[tuple[str, Any]]]:
+    """All 14 basic properties with non-default values; headers with every type code both
+    readings of the errata table agree on (t b B u I i f d D S A T F V)."""
+    headers: list[tuple[str, Any]] = [
+        ("bool", FieldValue("t", True)),
+        ("int8", FieldValue("b", -7)),
+        ("uint8", FieldValue("B", 200)),
+        ("uint16", FieldValue("u", 60000)),
+        ("int32", FieldValue("I", -123456789)),
+        ("uint32", FieldValue("i", 4000000000)),
+        ("float32", FieldValue("f", 1.5)),
+        ("float64", FieldValue("d", -2.25e100)),
+        ("decimal", FieldValue("D", (3, -12345))),
+        ("longstr", FieldValue("S", "caf\u00e9 \u2603")),
+        ("array", FieldValue("A", [FieldValue("I", 1), FieldValue("S", "two"), FieldValue("t", False)])),
+        ("timestamp", FieldValue("T", 1700000000)),
+        ("table", FieldValue("F", {"inner": FieldValue("S", "value"), "n": FieldValue("I", 42)})),
+        ("void", FieldValue("V", None)),
+    ]
+    props = spec.BasicProperties(
+        content_type="application/x-amqpspec", content_encoding="x-amqpspec-identity", headers=headers,
+        delivery_mode=2, priority=5, correlation_id="corr-" + ctx.rng.randbytes(4).hex(),
+        reply_to="amqpspec-reply-to", expiration="600000", message_id="msg-" + ctx.rng.randbytes(4).hex(),
+        timestamp=1700000123, type="amqpspec.test", user_id=ctx.target.username, app_id="amqpspec",
+        reserved="",
+    )
+    return props, headers
+
+
+# What a broker refusing a valid table deviates from: no RFC 2119 keyword covers it.
+VALID_TYPES = ("The valid field types for tables are an extension of the native integer, bit, string, and "
+               "timestamp types, and are shown in the grammar. [4.2.5.5]")
+
+
+def not_delivered(ctx: Context, got: Observation | None, what: str = "the message is accepted and delivered",
+                  clauses: tuple[str, ...] | None = None) -> None:
+    """Records that the message did not come back; ``clauses=()`` weighs it by the case's guideline."""
+    if got is None:
+        ctx.record(False, expected="the message, delivered by basic.get", observed="basic.get-empty",
+                   what=what, clauses=clauses)
+    else:
+        ctx.check(got, StaysOpen(), what=what, clauses=clauses)
+
+
+def compare_properties(sent: spec.BasicProperties, got: Message, headers: list[tuple[str, Any]],
+                       dialect: Dialect = SPEC) -> list[str]:
+    """Properties and header entries sent that came back missing or different."""
+    back, why = decode_headers(got.header_payload, dialect)
+    if back is None and why:
+        return [f"content header undecodable in the {dialect.name} reading: {why}"]
+    props = got.properties
+    diffs = []
+    for f in spec.BasicProperties.FIELDS:
+        if f.attr == "headers":
+            continue
+        mine = getattr(sent, f.attr)
+        theirs = getattr(props, f.attr) if props is not None else None
+        if mine is not None and mine != theirs:
+            diffs.append(f"{f.name}: sent {mine!r}, got {'absent' if theirs is None else repr(theirs)}")
+    diffs += [f"headers {d}" for d in header_differences(headers, back, dialect)]
+    return diffs
+
+
+@case("amqp091/4.2.6.1/all-properties-unmodified", title="all 14 basic properties come back present and unmodified",
+      clauses=HEADER_INTACT, level=Level.SHOULD, guideline=VALID_TYPES)
+def all_properties_unmodified(ctx: Context) -> None:
+    """Publishes a message with every basic property set (reserved present but empty, as its
+    label asks; user-id the authenticated user) and a headers table of 14 field types on which
+    the spec and the RabbitMQ/Qpid readings agree, then reads it back with basic.get. Passes when
+    every property and header entry sent is present with the same type code and value: the
+    broker MAY add others (3.1.1/2). Refusing the valid table is a warning (no keyword covers it)."""
+    peer, ch = with_channel(ctx)
+    queue = queue_for(ctx, peer, ch)
+    props, headers = all_properties(ctx)
+    publish(peer, ch, queue, b"properties", props)
+    got = fetch(peer, ch, queue)
+    if not isinstance(got, Message):
+        not_delivered(ctx, got, clauses=())
+        return
+    diffs = compare_properties(props, got, headers)
+    ctx.record(not diffs, expected="every property and header entry sent, unchanged",
+               observed="; ".join(diffs) if diffs else "all present and unchanged",
+               what="content header information is not removed or modified")
+
+
+# ----------------------------------------------------------------------------- the content body
+
+def _body_diff(sent: bytes, got: Message) -> str:
+    size = got.header.body_size if got.header is not None else "?"
+    if got.body == sent:
+        return f"body-size {size}, {len(got.body)} octets in {got.body_frames} frame(s), identical"
+    at = next((i for i, (a, b) in enumerate(zip(sent, got.body)) if a != b), min(len(sent), len(got.body)))
+    return f"body-size {size}, {len(got.body)} octets in {got.body_frames} frame(s), first difference at octet {at}"
+
+
+def _round_trip(ctx: Context, peer: Peer, ch: int, body: bytes, frame_body_max: int | None, what: str,
+                delivered: tuple[str, ...] | None = None) -> None:
+    queue = queue_for(ctx, peer, ch)
+    publish(peer, ch, queue, body, frame_body_max=frame_body_max)
+    got = fetch(peer, ch, queue)
+    if not isinstance(got, Message):
+        not_delivered(ctx, got, clauses=delivered)
+        return
+    ok = got.body == body and got.header is not None and got.header.body_size == len(body)
+    ctx.record(ok, expected=f"body-size {len(body)}, {len(body)} octets, byte-identical",
+               observed=_body_diff(body, got), what=what, clauses=BODY_INTACT if delivered is None else ("amqp091:3.1.1/1",))
+
+
+@case("amqp091/4.2.6.2/split-into-100-frames", title="a body split into 100 frames of 10 octets arrives as one, byte-identical",
+      clauses=BODY_INTACT)
+def split_into_100_frames(ctx: Context) -> None:
+    """Publishes 1000 seeded random octets as 100 body frames of 10 to a queue of its own and
+    reads the message back with basic.get. Passes when the body is byte-identical."""
+    peer, ch = with_channel(ctx)
+    _round_trip(ctx, peer, ch, ctx.rng.randbytes(1000), 10, "the split body is stored as one and delivered unmodified")
+
+
+@case("amqp091/4.2.6.2/empty-body", title="a content with body-size 0 and no body frame is delivered with an empty body",
+      clauses=("amqp091:3.1.1/1",), level=Level.SHOULD,
+      guideline="The body size is a 64-bit value that defines the total size of the content body, that is, the sum "
+                "of the body sizes for the following content body frames. Zero indicates that there are no content "
+                "body frames. [4.2.6.1]")
+def empty_body(ctx: Context) -> None:
+    """Publishes basic.publish + a content header with body-size 0 and no body frame, then reads
+    it back with basic.get. Passes when it arrives with body-size 0 and an empty body (3.1.1/1);
+    a broker that waits for a body frame and loses the message gets a warning (the body-size
+    text has no keyword)."""
+    peer, ch = with_channel(ctx)
+    _round_trip(ctx, peer, ch, b"", None, "the empty body is delivered empty", delivered=())
+
+
+@case("amqp091/4.2.6.2/full-size-body-frames", title="body frames of exactly frame-max - 8 octets arrive byte-identical",
+      clauses=BODY_INTACT)
+def full_size_body_frames(ctx: Context) -> None:
+    """Accepts the broker's frame-max, then publishes a body of two frames of exactly
+    frame-max - 8 octets (the largest payload a frame may carry) plus one of 100 octets, and
+    reads it back with basic.get. Passes when the body is byte-identical."""
+    peer, ch = with_channel(ctx)
+    limit = peer.negotiated.frame_max - FRAME_OVERHEAD
+    ctx.note(f"frame-max {peer.negotiated.frame_max}: body frames of {limit} octets")
+    _round_trip(ctx, peer, ch, ctx.rng.randbytes(2 * limit + 100), limit,
+                "full-size body frames are stored as one and delivered unmodified")
+
+
+@case("amqp091/4.2.6.2/interleaved-channels", title="contents of two channels interleaved frame by frame both arrive intact",
+      clauses=BODY_INTACT)
+def interleaved_channels(ctx: Context) -> None:
+    """Publishes two 50-octet bodies on two channels (each to its own queue), split into 10-octet
+    body frames and sent alternately frame by frame: content frames "may be mixed with frames for
+    other channels" (4.2.6). Passes when both arrive byte-identical."""
+    peer, a = with_channel(ctx)
+    b = peer.open_channel()
+    qa, qb = queue_for(ctx, peer, a, "a"), queue_for(ctx, peer, b, "b")
+    body_a, body_b = ctx.rng.randbytes(50), ctx.rng.randbytes(50)
+    fa = publish_frames(a, qa, body_a, frame_body_max=10)
+    fb = publish_frames(b, qb, body_b, frame_body_max=10)
+    peer.send(*[f for pair in zip(fa, fb) for f in pair])
+    for ch, queue, body in ((a, qa, body_a), (b, qb, body_b)):
+        got = fetch(peer, ch, queue)
+        if not isinstance(got, Message):
+            not_delivered(ctx, got, what=f"the content of channel {ch} is delivered")
+            return
+        ctx.record(got.body == body, expected=f"body of {len(body)} octets, byte-identical",
+                   observed=_body_diff(body, got), what=f"the content of channel {ch} arrives intact")
