@@ -96,6 +96,7 @@ class Runner:
         self.on_result = on_result
         self.on_start = on_start
         self._lock = threading.Lock()
+        self._dead_since: str | None = None  # the case after which the broker stopped serving
 
     def run(self) -> list[Result]:
         results: list[Result] = []
@@ -124,6 +125,12 @@ class Runner:
         ctx = Context(c, self.target, t0 + timeout, case_seed(self.options.seed, c.id), self.options.run_id)
         outcome: dict[str, BaseException | None] = {"exc": None}
         missing = [f for f in c.requires if f not in self.target.features()]
+        if self._dead_since is not None and self.options.liveness:
+            dead = self._liveness(attempts=1)
+            if dead:  # do not run, and do not blame this case for an earlier crash
+                reason = f"not run: the broker has not served new connections since case {self._dead_since} ({dead})"
+                return self._result(c, ctx, Verdict.ERROR, reason, time.monotonic() - t0, started_at)
+            self._dead_since = None  # it came back (restarted)
 
         def body() -> None:
             try:
@@ -149,9 +156,16 @@ class Runner:
         if not missing and self.options.liveness:
             dead = self._liveness()
             if dead:
-                # whatever the case observed, a broker that stops serving is not a valid reaction
                 ctx.note(f"liveness probe after the case: {dead}")
-                verdict, reason = Verdict.FAILED, f"the broker stopped serving new connections after this case: {dead}"
+                with self._lock:
+                    first = self._dead_since is None
+                    if first:
+                        self._dead_since = c.id
+                if first:
+                    # whatever the case observed, a broker that stops serving is not a valid reaction
+                    verdict, reason = Verdict.FAILED, f"the broker stopped serving new connections after this case: {dead}"
+                else:  # with --jobs, another case running at the same time may have caused it
+                    verdict, reason = Verdict.ERROR, f"the broker stopped serving new connections (first seen after {self._dead_since})"
         return self._result(c, ctx, verdict, reason, time.monotonic() - t0, started_at)
 
     def _verdict(self, ctx: Context, exc: BaseException | None, missing: list[str],
@@ -173,14 +187,14 @@ class Runner:
             return Verdict.ERROR, "the case made no check (a defect in the case)"
         return decided, _reason(failing) if failing else ""
 
-    def _liveness(self) -> str:
+    def _liveness(self, attempts: int = 2) -> str:
         """Empty when a fresh connection still gets connection.start; else what went wrong.
 
         Run after every case: a broker that crashed on a malformed frame also "closed the
         connection", and without this check a crash would pass as a correct close.
         """
         problem = ""
-        for attempt in range(2):
+        for attempt in range(attempts):
             try:
                 peer = Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
             except PeerError as exc:
@@ -195,7 +209,8 @@ class Runner:
                         f"a fresh connection got {first.summary() if hasattr(first, 'summary') else first!r}"
                 finally:
                     peer.abort()
-            time.sleep(0.3 * (attempt + 1))
+            if attempt + 1 < attempts:
+                time.sleep(0.3 * (attempt + 1))
         return problem
 
     def _cleanup(self, ctx: Context) -> None:

@@ -65,7 +65,7 @@ class Observation:
     """What the broker did after a stimulus, up to a socket close or the end of a window."""
 
     received: list[Decoded] = field(default_factory=list)
-    end: str = "open"               # "fin", "rst", "tls-error", "open", "framing-error"
+    end: str = "open"               # "fin", "rst", "tls-error", "open", "stopped", "framing-error"
     framing_error: str | None = None
     elapsed: float = 0.0
     probe_ok: bool | None = None    # when a liveness probe was sent: did it come back?
@@ -105,6 +105,7 @@ class Observation:
             parts.append("liveness probe not answered")
         ending = {"fin": "socket closed by broker (FIN)", "rst": "connection reset by broker (RST)",
                   "tls-error": "TLS failure", "open": "connection still open",
+                  "stopped": "observation ended by the case, connection still open",
                   "framing-error": "stream undecodable"}.get(self.end, self.end)
         parts.append(f"{ending} after {self.elapsed:.3f}s")
         return "; ".join(parts) if parts else "nothing"
@@ -130,6 +131,8 @@ class Peer:
         self.dialect = dialect
         self.reader = FrameReader(PRE_TUNE_READ_CAP, dialect)
         self.negotiated = Negotiated()
+        self.stage = "new"            # how far the connection negotiation got (see STAGES)
+        self.close_ok_sent = False    # we answered a broker's connection.close: nothing more may be sent
         self.framing_error: str | None = None
         self.discarded = 0  # octets received after the stream became undecodable
         self._queue: deque[Decoded] = deque()
@@ -225,6 +228,8 @@ class Peer:
         return self.recv(timeout)
 
     # ------------------------------------------------------------------ handshake
+    STAGES = ("new", "start", "tune", "tune-ok", "open-ok")
+
     def handshake(
         self,
         *,
@@ -240,42 +245,61 @@ class Peer:
         vhost: str | None = None,
         timeout: float = 5.0,
     ) -> Negotiated:
-        """Runs the connection negotiation (spec 2.2.4) up to ``upto``.
+        """Runs the connection negotiation (spec 2.2.4) from where it stands up to ``upto``.
 
         ``upto``: "start" (connection.start received), "tune" (connection.tune received,
         tune-ok not sent), "tune-ok" (tune-ok sent, open not sent) or "open-ok" (done).
-        Unset tuning values accept the broker's proposal; heartbeat defaults to 0 (off).
+        A case can stop at a step, inject something, and call again to resume. Unset
+        tuning values accept the broker's proposal; heartbeat defaults to 0 (off).
         """
+        if upto not in self.STAGES[1:]:
+            raise ValueError(f"upto must be one of {self.STAGES[1:]}")
         n = self.negotiated
-        self.send(ProtocolHeader(header))
-        first = self.recv(timeout)
-        if not (isinstance(first, MethodFrame) and first.method.NAME == "connection.start" and first.channel == 0):
-            raise UnexpectedReply("connection.start on channel 0", first)
-        n.start = first.method  # type: ignore[assignment]
-        if upto == "start":
-            return n
-        offered = _words(n.start.mechanisms)
+        target_index = self.STAGES.index(upto)
+        if self.stage == "new":
+            self.send(ProtocolHeader(header))
+            first = self.recv(timeout)
+            if not (isinstance(first, MethodFrame) and first.method.NAME == "connection.start" and first.channel == 0):
+                raise UnexpectedReply("connection.start on channel 0", first)
+            n.start = first.method  # type: ignore[assignment]
+            self.stage = "start"
+        if self.stage == "start" and target_index > 1:
+            self.send(self.start_ok(properties=properties, mechanism=mechanism, response=response, locale=locale))
+            n.tune = self.expect("connection.tune", channel=0, timeout=timeout).method  # type: ignore[assignment]
+            self.stage = "tune"
+        if self.stage == "tune" and target_index > 2:
+            self.send(self.tune_ok(channel_max=channel_max, frame_max=frame_max, heartbeat=heartbeat))
+        if self.stage == "tune-ok" and target_index > 3:
+            self.send(MethodFrame(0, spec.ConnectionOpen(self.target.vhost if vhost is None else vhost)))
+            self.expect("connection.open-ok", channel=0, timeout=timeout)
+            n.opened = True
+            self.stage = "open-ok"
+        return n
+
+    def start_ok(self, *, properties: dict[str, Any] | None = None, mechanism: str | None = None,
+                 response: bytes | Raw | None = None, locale: str = "en_US", channel: int = 0) -> MethodFrame:
+        """A correct connection.start-ok for this target (PLAIN with its credentials), any part overridable."""
+        offered = _words(self.negotiated.start.mechanisms) if self.negotiated.start is not None else []
         mech = mechanism or ("PLAIN" if "PLAIN" in offered or not offered else offered[0])
         if response is None:
             response = sasl_plain(self.target.username, self.target.password.reveal())
-        self.send(MethodFrame(0, spec.ConnectionStartOk(properties if properties is not None else client_properties(),
-                                                         mech, response, locale)))
-        tune = self.expect("connection.tune", channel=0, timeout=timeout)
-        n.tune = tune.method  # type: ignore[assignment]
-        if upto == "tune":
-            return n
-        n.channel_max = n.tune.channel_max if channel_max is None else channel_max
-        proposed = n.tune.frame_max
-        n.frame_max = (proposed or DEFAULT_FRAME_MAX) if frame_max is None else frame_max
+        return MethodFrame(channel, spec.ConnectionStartOk(properties if properties is not None else client_properties(),
+                                                           mech, response, locale))
+
+    def tune_ok(self, *, channel_max: int | None = None, frame_max: int | None = None, heartbeat: int = 0,
+                channel: int = 0) -> MethodFrame:
+        """connection.tune-ok accepting the broker's proposal unless overridden; records what was negotiated.
+
+        Building it marks the negotiation as past tune-ok, since the case is about to send it.
+        """
+        n = self.negotiated
+        proposed = n.tune if n.tune is not None else spec.ConnectionTune()
+        n.channel_max = proposed.channel_max if channel_max is None else channel_max
+        n.frame_max = (proposed.frame_max or DEFAULT_FRAME_MAX) if frame_max is None else frame_max
         n.heartbeat = heartbeat
-        self.send(MethodFrame(0, spec.ConnectionTuneOk(n.channel_max, n.frame_max, n.heartbeat)))
         self.reader.max_payload = max(n.frame_max - FRAME_OVERHEAD, 4096) if n.frame_max else UNLIMITED_READ_CAP
-        if upto == "tune-ok":
-            return n
-        self.send(MethodFrame(0, spec.ConnectionOpen(self.target.vhost if vhost is None else vhost)))
-        self.expect("connection.open-ok", channel=0, timeout=timeout)
-        n.opened = True
-        return n
+        self.stage = "tune-ok"
+        return MethodFrame(channel, spec.ConnectionTuneOk(n.channel_max, n.frame_max, n.heartbeat))
 
     def broker_info(self) -> BrokerInfo:
         """Identity and capabilities from what the handshake received."""
@@ -376,8 +400,10 @@ class Peer:
             obs.received.append(item)
             if isinstance(item, MethodFrame) and item.method.NAME == "connection.close" and item.channel == 0 and reply_close_ok:
                 self.send(MethodFrame(0, spec.ConnectionCloseOk()))
+                self.close_ok_sent = True
                 obs.replied_close_ok = True
             if stop is not None and stop(item):
+                obs.end = "stopped"
                 break
         if self.framing_error is not None and obs.framing_error is None:
             obs.framing_error = self.framing_error
@@ -402,7 +428,7 @@ class Peer:
     def close(self, timeout: float = 1.0) -> None:
         """Orderly close when the connection is open, then the socket; never raises."""
         try:
-            if self.link.closed is None and self.negotiated.opened and self.framing_error is None:
+            if self.link.closed is None and self.negotiated.opened and self.framing_error is None and not self.close_ok_sent:
                 self.send(MethodFrame(0, spec.ConnectionClose(200, "amqpspec done", 0, 0)))
                 deadline = time.monotonic() + max(0.0, self.link.remaining(timeout))
                 while time.monotonic() < deadline:
@@ -413,6 +439,7 @@ class Peer:
                         break
                     if isinstance(item, MethodFrame) and item.method.NAME == "connection.close":
                         self.send(MethodFrame(0, spec.ConnectionCloseOk()))
+                        self.close_ok_sent = True
                         break
         except (PeerError, DeadlineExceeded, OSError):
             pass

@@ -109,3 +109,18 @@ def test_a_broker_that_stops_serving_fails_the_case():
         [result] = Runner(target, [_case(closes_silently_is_fine)], RunOptions(seed=1)).run()
     assert result.verdict is Verdict.FAILED
     assert "stopped serving new connections" in result.reason
+
+
+def test_only_the_case_that_broke_the_broker_is_blamed():
+    with hostile.HostileServer(hostile.reset_mid_frame) as server:
+        target = Target.parse(server.url)
+
+        def harmless(ctx: Context) -> None:
+            ctx.record(True, expected="-", observed="-")
+
+        cases = [_case(harmless), CaseSpec(id="amqp091/4.2.2/second", title="second", protocol="0-9-1",
+                                           section="4.2.2", clauses=("amqp091:4.2.2/3",), requires=(), timeout=2.0,
+                                           func=harmless)]
+        first, second = Runner(target, cases, RunOptions(seed=1)).run()
+    assert first.verdict is Verdict.FAILED
+    assert second.verdict is Verdict.ERROR and second.reason.startswith("not run:")
