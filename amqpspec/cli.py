@@ -63,6 +63,8 @@ def main() -> None:
 @click.option("--timeout", type=click.FloatRange(min=0.1), help="Per-case deadline in seconds (default: each case's own).")
 @click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True, help="Cases run in parallel.")
 @click.option("--seed", type=int, help="Seed for all randomness (default: random, printed).")
+@click.option("--restart-command", metavar="CMD",
+              help="Shell command that restarts the broker when it stops serving after a case; the run then goes on.")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) to verify an amqps:// broker.")
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every frame sent and received, decoded.")
@@ -71,7 +73,7 @@ def main() -> None:
 def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, strict: bool,
         include: tuple[str, ...], exclude: tuple[str, ...], baseline_path: str | None,
         write_baseline_path: str | None, timeout: float | None, jobs: int, seed: int | None,
-        cafile: str | None, insecure: bool, verbose: bool, dry_run: bool) -> None:
+        restart_command: str | None, cafile: str | None, insecure: bool, verbose: bool, dry_run: bool) -> None:
     """Run the conformance suite against the broker at URL (amqp[s]://user:pass@host:port/vhost)."""
     from amqpspec import baseline as bl
     from amqpspec.case import discover, select
@@ -106,7 +108,7 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
     console = Console(highlight=False)
     reporter = ConsoleReporter(console, verbose=verbose, strict=strict)
     writer = ResultWriter(json_path) if json_path else None
-    options = RunOptions(jobs=jobs, timeout=timeout, seed=run_seed, protocol=protocol)
+    options = RunOptions(jobs=jobs, timeout=timeout, seed=run_seed, protocol=protocol, restart_command=restart_command)
 
     def on_result(r: Any) -> None:
         if writer is not None:

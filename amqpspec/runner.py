@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import shlex
+import subprocess
 import threading
 import time
 import uuid
@@ -40,6 +41,8 @@ class RunOptions:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     protocol: str = "0-9-1"
     liveness: bool = True              # probe the broker with a fresh connection after every case
+    restart_command: str | None = None  # shell command that restarts a broker that stopped serving
+    restart_wait: float = 60.0          # how long to wait for it to serve again after the restart
 
 
 def probe_broker(target: Target, timeout: float = 10.0) -> BrokerInfo:
@@ -164,6 +167,8 @@ class Runner:
                 if first:
                     # whatever the case observed, a broker that stops serving is not a valid reaction
                     verdict, reason = Verdict.FAILED, f"the broker stopped serving new connections after this case: {dead}"
+                    if self.options.restart_command:
+                        ctx.note(self._restart())
                 else:  # with --jobs, another case running at the same time may have caused it
                     verdict, reason = Verdict.ERROR, f"the broker stopped serving new connections (first seen after {self._dead_since})"
         return self._result(c, ctx, verdict, reason, time.monotonic() - t0, started_at)
@@ -186,6 +191,25 @@ class Runner:
         if decided is None:
             return Verdict.ERROR, "the case made no check (a defect in the case)"
         return decided, _reason(failing) if failing else ""
+
+    def _restart(self) -> str:
+        """Runs --restart-command and waits until the broker serves again; returns a note."""
+        cmd = self.options.restart_command or ""
+        try:
+            done = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=self.options.restart_wait,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return f"restart command {cmd!r} did not finish within {self.options.restart_wait:.0f}s"
+        if done.returncode != 0:
+            return f"restart command {cmd!r} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}"
+        until = time.monotonic() + self.options.restart_wait
+        while time.monotonic() < until:
+            if not self._liveness(attempts=1):
+                with self._lock:
+                    self._dead_since = None
+                return f"broker restarted with {cmd!r}; the run went on"
+            time.sleep(0.5)
+        return f"restart command {cmd!r} ran, but the broker did not serve again within {self.options.restart_wait:.0f}s"
 
     def _liveness(self, attempts: int = 2) -> str:
         """Empty when a fresh connection still gets connection.start; else what went wrong.
