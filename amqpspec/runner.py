@@ -212,30 +212,41 @@ class Runner:
         return f"restart command {cmd!r} ran, but the broker did not serve again within {self.options.restart_wait:.0f}s"
 
     def _liveness(self, attempts: int = 2) -> str:
-        """Empty when a fresh connection still gets connection.start; else what went wrong.
+        """Empty when the broker still serves a fresh client; else what went wrong.
 
         Run after every case: a broker that crashed on a malformed frame also "closed the
-        connection", and without this check a crash would pass as a correct close.
+        connection", and without this check a crash would pass as a correct close. The probe
+        goes as deep as ordinary work -- handshake, channel, a queue declare -- because a
+        broker can also deadlock while still accepting connections.
         """
         problem = ""
         for attempt in range(attempts):
-            try:
-                peer = Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
-            except PeerError as exc:
-                problem = str(exc)
-            else:
-                try:
-                    peer.send(ProtocolHeader())
-                    first = peer.recv(LIVENESS_TIMEOUT_S)
-                    if isinstance(first, MethodFrame) and first.method.NAME == "connection.start":
-                        return ""
-                    problem = "no connection.start for a fresh connection" if first is None else \
-                        f"a fresh connection got {first.summary() if hasattr(first, 'summary') else first!r}"
-                finally:
-                    peer.abort()
+            problem = self._probe_once()
+            if not problem:
+                return ""
             if attempt + 1 < attempts:
                 time.sleep(0.3 * (attempt + 1))
         return problem
+
+    def _probe_once(self) -> str:
+        try:
+            peer = Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
+        except PeerError as exc:
+            return str(exc)
+        try:
+            peer.handshake(timeout=LIVENESS_TIMEOUT_S)
+            ch = peer.open_channel(timeout=LIVENESS_TIMEOUT_S)
+            name = f"amqpspec-liveness-{uuid.uuid4().hex}"
+            # any answer proves the broker is working, even a refusal of this declare
+            peer.call(ch, spec.QueueDeclare(queue=name, exclusive=True, auto_delete=True),
+                      ("queue.declare-ok", "channel.close"), LIVENESS_TIMEOUT_S)
+            return ""
+        except UnexpectedReply as exc:
+            return f"a fresh client got no answer at one step: {exc}"
+        except PeerError as exc:
+            return str(exc)
+        finally:
+            peer.close(timeout=0.5)
 
     def _cleanup(self, ctx: Context) -> None:
         """Deletes what the case declared, on a fresh connection, whatever the case did."""

@@ -21,9 +21,9 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.peer.amqp091 import Observation, Peer, client_properties, sasl_plain
 from amqpspec.verify import AnyOf, ConnectionException, SilentClose, StaysOpen, Verifier
-from amqpspec.wire.amqp091 import FRAME_END, BodyFrame, HeartbeatFrame, MethodFrame, RawFrame, spec
+from amqpspec.wire.amqp091 import FRAME_END, BodyFrame, HeaderFrame, HeartbeatFrame, MethodFrame, RawFrame, spec
 
-from ._common import REACTION_WINDOW, get_message, publish_frames, with_channel
+from ._common import REACTION_WINDOW, get_message, private_queue, publish_frames, with_channel
 
 FRAME_END_BAD = ("amqp091:4.2.3/3", "amqp091:4.2.3/4")
 UNDEFINED_TYPE = ("amqp091:4.2.3/2",)
@@ -407,3 +407,61 @@ def start_ok_nonzero_channel(ctx: Context) -> None:
     obs = peer.observe(REACTION_WINDOW, stop=lambda item: isinstance(item, MethodFrame)
                        and item.method.NAME == "connection.tune")
     ctx.check(obs, AnyOf(ConnectionException(503), SilentClose()))
+
+
+# ----------------------------------------------------------------------------- the broker's own frames
+
+def _frames_received_after(ctx: Context, peer: Peer, mark: int) -> list[bytes]:
+    conn = peer.link.conn
+    return [e.data for e in ctx.transcript.entries[mark:] if e.dir == "recv" and e.conn == conn and e.data]
+
+
+def _broker_frames_case(ctx: Context, consume: bool) -> None:
+    peer, ch = with_channel(ctx, frame_max=4096)
+    queue = private_queue(peer, ch, ctx)
+    body = bytes(ctx.rng.randrange(256) for _ in range(20000))
+    peer.send(*publish_frames(ch, queue, body, frame_body_max=4096 - 8))
+    mark = len(ctx.transcript.entries)
+    if consume:
+        peer.call(ch, spec.BasicConsume(queue=queue, no_ack=True), "basic.consume-ok")
+        got = b""
+        for _ in range(64):
+            item = peer.recv(3.0)
+            if isinstance(item, BodyFrame):
+                got += item.data
+                if len(got) >= len(body):
+                    break
+            elif not isinstance(item, (MethodFrame, HeaderFrame)):  # nothing more, or the connection ended
+                break
+    else:
+        message = get_message(peer, ch, queue)
+        got = message[2] if message else b""
+    sizes = [len(f) for f in _frames_received_after(ctx, peer, mark)]
+    too_big = [n for n in sizes if n > 4096]
+    ctx.record(not too_big and bool(sizes), expected="every frame from the broker at most 4096 octets (negotiated frame-max)",
+               observed=f"{len(sizes)} frames, largest {max(sizes, default=0)} octets"
+               + (f"; {len(too_big)} larger than 4096" if too_big else ""),
+               what="broker frames respect the negotiated frame-max", clauses=("amqp091:4.2.3/6",))
+    ctx.record(peer.framing_error is None, expected="every frame from the broker ends with frame-end 0xCE",
+               observed=peer.framing_error or "all frame-ends valid", what="broker frame-ends",
+               clauses=("amqp091:4.2.3/1",))
+    ctx.record(got == body, expected="the 20000-octet body delivered byte-identical",
+               observed=f"{len(got)} octets, {'identical' if got == body else 'different'}",
+               what="body reassembled from the broker's frames", clauses=("amqp091:4.2.6.2/1", "amqp091:3.1.1/1"))
+
+
+@case("amqp091/4.2.3/broker-frames-within-frame-max-get", title="frames the broker sends (basic.get) respect frame-max 4096",
+      clauses=("amqp091:4.2.3/6", "amqp091:4.2.3/1", "amqp091:4.2.6.2/1", "amqp091:3.1.1/1"))
+def broker_frames_get(ctx: Context) -> None:
+    """Negotiates frame-max 4096, publishes a 20000-octet message and fetches it with basic.get:
+    no frame the broker sends may exceed 4096 octets (4.2.3/6), each must end in 0xCE (4.2.3/1),
+    and the body must come back intact, split as the broker likes."""
+    _broker_frames_case(ctx, consume=False)
+
+
+@case("amqp091/4.2.3/broker-frames-within-frame-max-deliver",
+      title="frames the broker sends (basic.deliver) respect frame-max 4096",
+      clauses=("amqp091:4.2.3/6", "amqp091:4.2.3/1", "amqp091:4.2.6.2/1", "amqp091:3.1.1/1"))
+def broker_frames_deliver(ctx: Context) -> None:
+    """Same as the basic.get variant, with the message delivered to a consumer."""
+    _broker_frames_case(ctx, consume=True)

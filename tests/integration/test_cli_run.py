@@ -56,7 +56,8 @@ def rabbit_run(rabbitmq, tmp_path_factory) -> FullRun:
 def garage_run(garagemq, tmp_path_factory) -> FullRun:
     # garagemq 0.1 crashes on some malformed frames: the runner blames the case, restarts it, goes on.
     # One job at a time, so that each crash is attributed to exactly one case.
-    restart = f"{sys.executable} -m amqpspec.brokers up garagemq"
+    # down then up: a deadlocked garagemq still accepts TCP connections, so "up" alone would not restart it
+    restart = f"{sys.executable} -m amqpspec.brokers down garagemq && {sys.executable} -m amqpspec.brokers up garagemq"
     return FullRun(garagemq.url, tmp_path_factory.mktemp("garage"), "--restart-command", restart, jobs=1)
 
 
