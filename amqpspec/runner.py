@@ -47,11 +47,7 @@ class RunOptions:
 
 def probe_broker(target: Target, timeout: float = 10.0) -> BrokerInfo:
     """Connects and authenticates once, to check reachability and learn the broker's identity."""
-    transcript = Transcript()
-    try:
-        peer = Peer.connect(target, transcript, time.monotonic() + timeout)
-    except PeerError as exc:
-        raise ConnectError(f"{exc} ({target.url()})") from None
+    peer = _connect(target, timeout)
     try:
         peer.handshake()
         return peer.broker_info()
@@ -63,6 +59,14 @@ def probe_broker(target: Target, timeout: float = 10.0) -> BrokerInfo:
         raise ConnectError(f"{target.url()} did not complete the handshake within {timeout:.0f}s") from None
     finally:
         peer.close()
+
+
+def _connect(target: Target, timeout: float) -> Peer:
+    """A raw connection for the suite's own use; failure is the user's one-line error."""
+    try:
+        return Peer.connect(target, Transcript(), time.monotonic() + timeout)
+    except PeerError as exc:
+        raise ConnectError(f"{exc} ({target.url()})") from None
 
 
 def _got(exc: UnexpectedReply) -> str:
@@ -321,11 +325,7 @@ def scrub(result: Result) -> Result:
 
 def detect_protocol(target: Target, timeout: float = 5.0) -> str:
     """Which AMQP the broker speaks: sends the 0-9-1 header and reads the answer."""
-    transcript = Transcript()
-    try:
-        peer = Peer.connect(target, transcript, time.monotonic() + timeout)
-    except PeerError as exc:
-        raise ConnectError(f"{exc} ({target.url()})") from None
+    peer = _connect(target, timeout)
     try:
         peer.send(ProtocolHeader())
         first = peer.recv(timeout)

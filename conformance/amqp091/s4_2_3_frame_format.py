@@ -18,8 +18,10 @@ window. The qos is never what is judged.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from amqpspec.case import Context, case
-from amqpspec.peer.amqp091 import Observation, Peer, client_properties, sasl_plain
+from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import AnyOf, ConnectionException, SilentClose, StaysOpen, Verifier
 from amqpspec.wire.amqp091 import FRAME_END, BodyFrame, HeaderFrame, HeartbeatFrame, MethodFrame, RawFrame, spec
 
@@ -55,19 +57,6 @@ def _padded_declare(ctx: Context, channel: int, total: int) -> MethodFrame:
     result = frame(pad)
     assert len(result.encode()) == total
     return result
-
-
-def _start_ok(peer: Peer, **frame_overrides: object) -> MethodFrame:
-    """The connection.start-ok a correct client would send now (PLAIN, the target's
-    credentials), with frame overrides such as ``end=``."""
-    start = peer.negotiated.start
-    mechanisms = getattr(start, "mechanisms", b"")
-    if isinstance(mechanisms, (bytes, bytearray)):
-        mechanisms = bytes(mechanisms).decode("utf-8", "replace")
-    offered = str(mechanisms or "").split()
-    mechanism = "PLAIN" if "PLAIN" in offered or not offered else offered[0]
-    response = sasl_plain(peer.target.username, peer.target.password.reveal())
-    return MethodFrame(0, spec.ConnectionStartOk(client_properties(), mechanism, response, "en_US"), **frame_overrides)
 
 
 def _data(item: object) -> bool:
@@ -165,7 +154,7 @@ def frame_end_handshake(ctx: Context) -> None:
     and a bad frame-end always must (4.2.3/4). Passes only on a silent close."""
     peer = ctx.connect(handshake=False)
     peer.handshake(upto="start")
-    peer.send(_start_ok(peer, end=0x00))
+    peer.send(replace(peer.start_ok(), end=0x00))
     ctx.check(_silent_close_observed(peer), SilentClose())
 
 
@@ -401,9 +390,7 @@ def start_ok_nonzero_channel(ctx: Context) -> None:
     both pass; going on with connection.tune does not."""
     peer = ctx.connect(handshake=False)
     peer.handshake(upto="start")
-    frame = _start_ok(peer)
-    frame.channel = 1
-    peer.send(frame)
+    peer.send(peer.start_ok(channel=1))
     obs = peer.observe(REACTION_WINDOW, stop=lambda item: isinstance(item, MethodFrame)
                        and item.method.NAME == "connection.tune")
     ctx.check(obs, AnyOf(ConnectionException(503), SilentClose()))

@@ -14,7 +14,7 @@ import time
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp091 import Observation, Peer, client_properties, sasl_plain
+from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.peer.base import Closed
 from amqpspec.verify import AnyClose, ConnectionException, Replies, StaysOpen, Verifier
 from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame, spec
@@ -40,26 +40,6 @@ def _is(item: object, name: str) -> bool:
     return isinstance(item, MethodFrame) and item.method.NAME == name
 
 
-def _start_ok(peer: Peer) -> MethodFrame:
-    """The connection.start-ok a correct client would send now (PLAIN, the target's credentials)."""
-    start = peer.negotiated.start
-    mechanisms = getattr(start, "mechanisms", b"")
-    if isinstance(mechanisms, (bytes, bytearray)):
-        mechanisms = bytes(mechanisms).decode("utf-8", "replace")
-    offered = str(mechanisms or "").split()
-    mechanism = "PLAIN" if "PLAIN" in offered or not offered else offered[0]
-    response = sasl_plain(peer.target.username, peer.target.password.reveal())
-    return MethodFrame(0, spec.ConnectionStartOk(client_properties(), mechanism, response, "en_US"))
-
-
-def _tune_ok(peer: Peer, tune: spec.ConnectionTune) -> MethodFrame:
-    """Accepts the broker's channel-max and frame-max, heartbeat off (as Peer.handshake does)."""
-    n = peer.negotiated
-    n.tune = tune
-    n.channel_max, n.frame_max, n.heartbeat = tune.channel_max, tune.frame_max or 131072, 0
-    return MethodFrame(0, spec.ConnectionTuneOk(n.channel_max, n.frame_max, 0))
-
-
 def _finish_handshake(ctx: Context, peer: Peer, *, beat_before_tune_ok: bool = False) -> bool:
     """Goes on with the handshake after start-ok, checking each answer: connection.tune, then
     (tune-ok and open sent) connection.open-ok. Returns whether the connection got open."""
@@ -70,7 +50,8 @@ def _finish_handshake(ctx: Context, peer: Peer, *, beat_before_tune_ok: bool = F
     tune = obs.methods("connection.tune")[0].method
     if beat_before_tune_ok:
         peer.send(HeartbeatFrame(0))
-    peer.send(_tune_ok(peer, tune), MethodFrame(0, spec.ConnectionOpen(peer.target.vhost)))  # type: ignore[arg-type]
+    peer.negotiated.tune = tune  # type: ignore[assignment]
+    peer.send(peer.tune_ok(), MethodFrame(0, spec.ConnectionOpen(peer.target.vhost)))
     obs = peer.observe(REACTION_WINDOW,
                        stop=lambda item: _is(item, "connection.open-ok") or _is(item, "connection.close"))
     ok = ctx.check(obs, Replies("connection.open-ok", channel=0), what="the handshake completes: connection.open-ok")
@@ -109,7 +90,7 @@ def before_tune(ctx: Context) -> None:
     (4.2.7/3): passes when connection.tune and then connection.open-ok come."""
     peer = ctx.connect(handshake=False)
     peer.handshake(upto="start")
-    peer.send(_start_ok(peer), HeartbeatFrame(0))
+    peer.send(peer.start_ok(), HeartbeatFrame(0))
     _finish_handshake(ctx, peer)
 
 
@@ -122,7 +103,7 @@ def before_tune_ok(ctx: Context) -> None:
     discard the frame without error (4.2.7/3): passes when connection.open-ok comes."""
     peer = ctx.connect(handshake=False)
     peer.handshake(upto="start")
-    peer.send(_start_ok(peer))
+    peer.send(peer.start_ok())
     _finish_handshake(ctx, peer, beat_before_tune_ok=True)
 
 
