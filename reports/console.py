@@ -652,7 +652,11 @@ class ConsoleReporter:
             line.append(f"{case_id}: ", style="dim")
         line.append(title)
         reason = printable(getattr(result, "reason", ""))
-        if verdict is not Verdict.PASSED and reason:
+        evidence = getattr(result, "evidence", None)
+        expected = printable(evidence.get("expected", "")) if isinstance(evidence, Mapping) else ""
+        # the details below already show expected/observed: repeat the reason only when it says more
+        repeats = verdict in _NEEDS_DETAILS and bool(expected) and expected in reason
+        if verdict is not Verdict.PASSED and reason and not repeats:
             line.append(self._dash + reason, style=style)
         self._print(line)
 

@@ -29,6 +29,7 @@ from amqpspec.wire.raw import Raw
 DEFAULT_FRAME_MAX = 131072      # what we ask for when the broker proposes no limit
 UNLIMITED_READ_CAP = 16 << 20  # reading cap when frame-max is 0 ("no limit")
 PRE_TUNE_READ_CAP = 1 << 20    # before tuning (spec: frames up to frame-min-size must be accepted)
+CLOSE_DRAIN_S = 1.0            # how long to wait for the socket close that follows close-ok
 
 Item = Decoded | Closed
 
@@ -103,6 +104,8 @@ class Observation:
             parts.append("liveness probe answered")
         elif self.probe_ok is False and not self.closed:
             parts.append("liveness probe not answered")
+        if self.end == "stopped" and self.replied_close_ok:
+            return "; ".join(parts + [f"close-ok sent, socket still open after {self.elapsed:.3f}s"])
         ending = {"fin": "socket closed by broker (FIN)", "rst": "connection reset by broker (RST)",
                   "tls-error": "TLS failure", "open": "connection still open",
                   "stopped": "observation ended by the case, connection still open",
@@ -404,6 +407,8 @@ class Peer:
                 obs.replied_close_ok = True
             if stop is not None and stop(item):
                 obs.end = "stopped"
+                if obs.replied_close_ok:  # the connection is ending: record how (FIN, RST, or not at all)
+                    obs.end = self._await_socket_close(min(until, time.monotonic() + CLOSE_DRAIN_S), obs)
                 break
         if self.framing_error is not None and obs.framing_error is None:
             obs.framing_error = self.framing_error
@@ -413,6 +418,19 @@ class Peer:
             self.link.transcript.event(f"{self.discarded} octets received after the undecodable data in all", self.link.conn)
         obs.elapsed = time.monotonic() - started
         return obs
+
+    def _await_socket_close(self, until: float, obs: Observation) -> str:
+        """After close-ok, reads until the broker closes the socket; anything received is kept."""
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                return "stopped"
+            item = self.recv(left)
+            if item is None:
+                return "stopped"
+            if isinstance(item, Closed):
+                return item.how if item.how != "local" else "fin"
+            obs.received.append(item)
 
     def _drain_close_ok(self, channel: int, until: float) -> None:
         try:
