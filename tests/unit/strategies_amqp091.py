@@ -45,7 +45,7 @@ __all__ = [
     "shortstr", "utf8_shortstr", "longstr", "unsigned", "channels", "native", "field_name", "field_value",
     "field_table", "field_array", "kind_values", "arguments", "method", "methods", "properties",
     "method_frame", "header_frame", "body_frame", "heartbeat_frame", "frames", "frame_stream",
-    "canonical_longstr", "plain_table",
+    "canonical_longstr", "plain_table", "decimal_from",
 ]
 
 
@@ -119,7 +119,8 @@ _SIGNED = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 _UNSIGNED = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
 
-def _decimal(scale: int, number: int) -> decimal.Decimal:
+def decimal_from(scale: int, number: int) -> decimal.Decimal:
+    """The value of a decimal field as the decoder builds it (scale octet, signed 32-bit number)."""
     return decimal.Decimal(number).scaleb(-scale)
 
 
@@ -140,7 +141,7 @@ def kind_values(kind: str) -> SearchStrategy[Any] | None:
     if kind == "float64":
         return st.floats(allow_nan=False)
     if kind == "decimal":
-        return st.builds(_decimal, st.integers(0, 255), st.integers(-(1 << 31), (1 << 31) - 1))
+        return st.builds(decimal_from, st.integers(0, 255), st.integers(-(1 << 31), (1 << 31) - 1))
     if kind == "shortstr":
         return shortstr()
     if kind == "longstr":

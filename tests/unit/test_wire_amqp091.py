@@ -169,7 +169,7 @@ def _every_code_table(dialect: Dialect) -> FieldTable:
     table = FieldTable()
     for code, kind in sorted(dialect.codes.items()):
         if kind == "decimal":
-            value: Any = S._decimal(2, -12345)
+            value: Any = S.decimal_from(2, -12345)
         elif kind == "table":
             value = FieldTable(inner=1)
             value.codes["inner"] = dialect.code_for("int32")
@@ -401,6 +401,24 @@ def test_unencodable_text_is_an_encode_error_naming_the_field() -> None:
         spec.BasicProperties(content_type="\ud800").encode()
     with pytest.raises(EncodeError, match="field name"):
         encode_table({"\ud800": 1})
+
+
+def test_table_encoder_fast_paths_keep_the_generic_errors() -> None:
+    with pytest.raises(EncodeError, match=r"table\['k'\]: character '\\ud800'"):
+        encode_table({"k": "\ud800"})
+    with pytest.raises(EncodeError, match=r"arguments\['t'\]\['n'\]: 300 is not a valid int8 \(code 'b'\)"):
+        inner = FieldTable(n=300)
+        inner.codes["n"] = "b"
+        encode_table({"t": inner}, SPEC, 0, "arguments")
+    with pytest.raises(EncodeError, match=r"table\['k'\]: 'x' is not a valid int32"):
+        encode_table({"k": FieldValue("I", "x")})
+    with pytest.raises(EncodeError, match=r"array\[1\]: 70000 is not a valid int16"):
+        encode_array([1, FieldValue("s", 70000)], RABBITMQ)
+    # remembered codes apply to whatever value is there now; a FieldValue overrides them
+    table = FieldTable(a=1, b=200, c="x")
+    table.codes.update(a="t", b="B", c="S")
+    table["c"] = FieldValue("x", b"yz")
+    assert encode_table(table, RABBITMQ) == U32.pack(17) + b"\x01at\x01" + b"\x01bB\xc8" + b"\x01cx" + U32.pack(2) + b"yz"
 
 
 def test_wrong_values_give_encode_errors_naming_the_field() -> None:
@@ -666,6 +684,9 @@ def test_reader_buffer_is_compacted_on_long_streams() -> None:
         assert reader.next() == frame and reader.last_raw == wire
         assert len(reader._buf) < 3 * 65536
     assert reader.frames_read == 500 and reader.pending == 0
+
+
+# ============================================================================ 4. pamqp: test_wire_amqp091_pamqp.py
 
 
 # ============================================================================ 5. the generated codec is current

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import inspect
 import string
 import warnings
@@ -154,7 +155,7 @@ def _pamqp_table() -> st.SearchStrategy[dict[str, Any]]:
     """Plain values pamqp can marshal into a table (its encoder infers the codes)."""
     scalars = st.one_of(
         st.booleans(), st.integers(-(1 << 63), MAX_I64), st.floats(width=32, allow_nan=False),
-        st.builds(S._decimal, st.integers(0, 255), st.integers(-(1 << 31), (1 << 31) - 1)),
+        st.builds(S.decimal_from, st.integers(0, 255), st.integers(-(1 << 31), (1 << 31) - 1)),
         st.text(max_size=64), st.binary(max_size=32).map(bytearray), st.none(),
         st.integers(0, MAX_TS32).map(lambda t: datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc)),
     )
@@ -178,7 +179,8 @@ def _pamqp_value(field: Field) -> st.SearchStrategy[Any]:
     return S.native(field.type)
 
 
-def pamqp_kwargs(ours: Any, theirs: Any) -> st.SearchStrategy[dict[str, Any]]:
+@functools.cache
+def _pamqp_kwargs(ours: Any, theirs: Any) -> st.SearchStrategy[dict[str, Any]]:
     params = inspect.signature(theirs.__init__).parameters
     fixed = {}
     for field, attr in pairs(ours, theirs):
@@ -235,6 +237,11 @@ def test_pamqp_and_we_have_the_same_methods_with_the_same_types() -> None:
 
 # ------------------------------------------------------------------------------ ours -> pamqp
 
+@functools.cache
+def _readable_method(cls: Any) -> st.SearchStrategy[Any]:
+    return S.method(cls, RABBITMQ, types=READABLE_TYPES)
+
+
 def _unmarshal(wire: bytes) -> tuple[int, Any]:
     consumed, channel, obj = pframe.unmarshal(wire)
     assert consumed == len(wire)
@@ -245,7 +252,7 @@ def _unmarshal(wire: bytes) -> tuple[int, Any]:
 @CHECK
 @given(data=st.data())
 def test_pamqp_reads_our_methods(ours: Any, theirs: Any, data: st.DataObject) -> None:
-    method = data.draw(S.method(ours, RABBITMQ, types=READABLE_TYPES), label="method")
+    method = data.draw(_readable_method(ours), label="method")
     channel = data.draw(S.channels(), label="channel")
     got_channel, obj = _unmarshal(MethodFrame(channel, method).encode(RABBITMQ))
     assert got_channel == channel and type(obj) is theirs
@@ -311,7 +318,7 @@ def _read_one(wire: bytes) -> Any:
 @CHECK
 @given(data=st.data())
 def test_we_read_pamqp_methods(ours: Any, theirs: Any, data: st.DataObject) -> None:
-    kwargs = data.draw(pamqp_kwargs(ours, theirs), label="kwargs")
+    kwargs = data.draw(_pamqp_kwargs(ours, theirs), label="kwargs")
     channel = data.draw(S.channels(), label="channel")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
