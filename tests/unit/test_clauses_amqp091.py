@@ -141,7 +141,8 @@ LEVEL_ORDER = (L.MUST_NOT, L.MUST, L.SHOULD_NOT, L.SHOULD, L.MAY, L.NONE)
 
 class TestSpecRules:
     @pytest.fixture(scope="class")
-    def rules(self):
+    @classmethod
+    def rules(cls):
         return amqp091.spec_rules()
 
     def test_count(self, rules):
@@ -243,7 +244,8 @@ class TestSpecRules:
 
 class TestExtensionRules:
     @pytest.fixture(scope="class")
-    def ext(self):
+    @classmethod
+    def ext(cls):
         return amqp091.extension_rules()
 
     def test_count_and_split(self, ext):
@@ -297,7 +299,8 @@ EXPECTED_PROSE_IDS = [
 
 class TestProse:
     @pytest.fixture(scope="class")
-    def prose(self):
+    @classmethod
+    def prose(cls):
         return amqp091.prose_clauses()
 
     def test_count_and_levels(self, prose):
