@@ -28,7 +28,12 @@ from amqpspec.verify import Verifier
 from amqpspec.wire.amqp091 import SPEC, Dialect
 
 PROTOCOL_PREFIXES = {"amqp091": "0-9-1", "amqp10": "1.0"}
-CASE_PACKAGES = {"0-9-1": "amqpspec.conformance.amqp091", "1.0": "amqpspec.conformance.amqp10"}
+# where the cases of each protocol live: the conformance catalog, then the real-client scenarios
+CASE_PACKAGES = {
+    "0-9-1": ("amqpspec.conformance.amqp091", "amqpspec.scenarios.amqp091"),
+    "1.0": ("amqpspec.conformance.amqp10", "amqpspec.scenarios.amqp10"),
+}
+EXTENSION_PREFIX = "rabbitmq."  # sections of cases that test vendor extensions, reported apart
 _ID_RE = re.compile(r"^(amqp091|amqp10)/([A-Za-z0-9.\-]+)/([a-z0-9][a-z0-9.\-]*)$")
 
 
@@ -58,6 +63,11 @@ class CaseSpec:
     @property
     def section_title(self) -> str:
         return section_title(self.protocol, self.section)
+
+    @property
+    def extension(self) -> bool:
+        """A vendor extension (e.g. RabbitMQ's publisher confirms), not the specification."""
+        return self.section.startswith(EXTENSION_PREFIX)
 
 
 REGISTRY: dict[str, CaseSpec] = {}
@@ -97,14 +107,14 @@ def case(
 
 
 def discover(protocol: str) -> list[CaseSpec]:
-    """Imports every module of the protocol's case package; returns its cases in id order."""
-    package_name = CASE_PACKAGES[protocol]
-    try:
-        package = importlib.import_module(package_name)
-    except ModuleNotFoundError:
-        return []
-    for info in pkgutil.walk_packages(package.__path__, package_name + "."):
-        importlib.import_module(info.name)
+    """Imports every module of the protocol's case packages; returns its cases in id order."""
+    for package_name in CASE_PACKAGES[protocol]:
+        try:
+            package = importlib.import_module(package_name)
+        except ModuleNotFoundError:
+            continue
+        for info in pkgutil.walk_packages(package.__path__, package_name + "."):
+            importlib.import_module(info.name)
     return sorted((c for c in REGISTRY.values() if c.protocol == protocol), key=lambda c: _sort_key(c.id))
 
 
@@ -123,6 +133,11 @@ def select(cases: list[CaseSpec], include: list[str], exclude: list[str]) -> lis
 
 
 def section_title(protocol: str, section: str) -> str:
+    if section.startswith(EXTENSION_PREFIX):
+        inner = section_title(protocol, section[len(EXTENSION_PREFIX):])
+        return f"{inner} (RabbitMQ extension)" if inner else "RabbitMQ extension"
+    if section.startswith("scenario."):
+        return "real-client scenario"
     if section[:1].isdigit():
         return clause_catalog.section_titles(protocol).get(section, "")
     if protocol == "0-9-1":
