@@ -63,6 +63,9 @@ def main() -> None:
 @click.option("--timeout", type=click.FloatRange(min=0.1), help="Per-case deadline in seconds (default: each case's own).")
 @click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True, help="Cases run in parallel.")
 @click.option("--seed", type=int, help="Seed for all randomness (default: random, printed).")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False),
+              help="Broker profile (TOML) of documented deviations (default: the shipped one for the broker's product).")
+@click.option("--no-profile", is_flag=True, help="Report documented deviations as plain failures.")
 @click.option("--restart-command", metavar="CMD",
               help="Shell command that restarts the broker when it stops serving after a case; the run then goes on.")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) to verify an amqps:// broker.")
@@ -73,9 +76,11 @@ def main() -> None:
 def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, strict: bool,
         include: tuple[str, ...], exclude: tuple[str, ...], baseline_path: str | None,
         write_baseline_path: str | None, timeout: float | None, jobs: int, seed: int | None,
-        restart_command: str | None, cafile: str | None, insecure: bool, verbose: bool, dry_run: bool) -> None:
+        profile_path: str | None, no_profile: bool, restart_command: str | None, cafile: str | None,
+        insecure: bool, verbose: bool, dry_run: bool) -> None:
     """Run the conformance suite against the broker at URL (amqp[s]://user:pass@host:port/vhost)."""
     from amqpspec import baseline as bl
+    from amqpspec import profiles
     from amqpspec.case import discover, select
     from amqpspec.result import ResultWriter
     from amqpspec.runner import RunOptions, Runner, detect_protocol, probe_broker
@@ -99,7 +104,10 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
         click.echo(f"{len(chosen)} cases")
         return
     run_seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
+    profile = profiles.load_file(profile_path) if profile_path else None
     target.broker = probe_broker(target)
+    if profile is None and not no_profile:
+        profile = profiles.for_product(target.broker.product)
 
     from rich.console import Console
 
@@ -108,7 +116,11 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
     console = Console(highlight=False)
     reporter = ConsoleReporter(console, verbose=verbose, strict=strict)
     writer = ResultWriter(json_path) if json_path else None
-    options = RunOptions(jobs=jobs, timeout=timeout, seed=run_seed, protocol=protocol, restart_command=restart_command)
+    options = RunOptions(jobs=jobs, timeout=timeout, seed=run_seed, protocol=protocol, restart_command=restart_command,
+                         profile=None if no_profile else profile)
+    if options.profile is not None:
+        console.print(f"profile: {options.profile.product} ({options.profile.source}, "
+                      f"{len(options.profile.deviations)} documented deviations)", markup=False)
 
     def on_result(r: Any) -> None:
         if writer is not None:
@@ -150,59 +162,70 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
 
 @main.command()
 @click.option("--protocol", type=click.Choice(("0-9-1", "1.0")), default="0-9-1", show_default=True)
-@click.option("--coverage", is_flag=True, help="Show which cases cover each clause.")
+@click.option("--coverage", is_flag=True, help="Show the cases covering each clause, or why it is untested.")
 @click.option("--extensions", is_flag=True, help="Include RabbitMQ extension rules (rabbitmq091:).")
 @click.option("--level", type=click.Choice(("MUST", "SHOULD", "MAY")), help="Only clauses of this level family.")
+@click.option("--status", type=click.Choice(("covered", "untested", "unaccounted")),
+              help="With --coverage: only clauses in this state.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @guarded
-def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, as_json: bool) -> None:
-    """List the normative clauses of a specification, and with --coverage the cases citing each."""
-    from amqpspec import clauses as catalog
-    from amqpspec.case import discover
+def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, status: str | None,
+            as_json: bool) -> None:
+    """List the normative clauses of a specification; with --coverage, how each is tested."""
+    from amqpspec import coverage as cov
 
     try:
-        items = catalog.catalog(protocol, extensions=extensions)
+        rows = cov.coverage(protocol, extensions=extensions)
     except NotImplementedError as exc:
         raise UsageError(str(exc)) from None
     if level:
-        items = [c for c in items if c.level.family == level]
-    covering: dict[str, list[str]] = {}
-    if coverage:
-        for c in discover(protocol):
-            for cid in c.clauses:
-                covering.setdefault(cid, []).append(c.id)
+        rows = [r for r in rows if r.clause.level.family == level]
+    if coverage and status:
+        rows = [r for r in rows if r.status == status]
     if as_json:
         out = []
-        for c in items:
+        for r in rows:
+            c = r.clause
             row = {"id": c.id, "level": c.level.value, "section": c.section, "section_title": c.section_title,
                    "text": c.text, "source": c.source}
             if coverage:
-                row["cases"] = covering.get(c.id, [])
+                row.update(status=r.status, cases=r.cases,
+                           untested=None if r.untested is None else {"reason": r.untested.reason, "note": r.untested.note})
             out.append(row)
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
         return
-    width = max((len(c.id) for c in items), default=10)
-    for c in items:
-        line = f"{c.id:<{width}}  {c.level.value:<10}  {c.text}"
-        click.echo(line)
+    width = max((len(r.clause.id) for r in rows), default=10)
+    for r in rows:
+        click.echo(f"{r.clause.id:<{width}}  {r.clause.level.value:<10}  {r.clause.text}")
         if coverage:
-            cases = covering.get(c.id)
-            click.echo(f"{'':<{width}}  {'':<10}  -> " + (", ".join(cases) if cases else "untested"))
+            if r.cases:
+                how = "-> " + ", ".join(r.cases)
+            elif r.untested:
+                how = f"-> untested ({r.untested.reason}): {r.untested.note}"
+            else:
+                how = "-> UNACCOUNTED: no case and no reason"
+            click.echo(f"{'':<{width}}  {'':<10}  {how}")
     if coverage:
-        _coverage_summary(items, covering)
+        _coverage_summary(rows)
     else:
-        click.echo(f"{len(items)} clauses")
+        click.echo(f"{len(rows)} clauses")
 
 
-def _coverage_summary(items: list[Any], covering: dict[str, list[str]]) -> None:
+def _coverage_summary(rows: list[Any]) -> None:
     by_family: dict[str, list[int]] = {}
-    for c in items:
-        tally = by_family.setdefault(c.level.family, [0, 0])
+    for r in rows:
+        tally = by_family.setdefault(r.clause.level.family, [0, 0])
         tally[1] += 1
-        tally[0] += 1 if covering.get(c.id) else 0
-    covered = sum(1 for c in items if covering.get(c.id))
-    parts = ", ".join(f"{fam} {a}/{b}" for fam, (a, b) in sorted(by_family.items()))
-    click.echo(f"{covered} of {len(items)} clauses covered ({parts})")
+        tally[0] += 1 if r.cases else 0
+    counts = {s: sum(1 for r in rows if r.status == s) for s in ("covered", "untested", "unaccounted")}
+    reasons: dict[str, int] = {}
+    for r in rows:
+        if r.status == "untested":
+            reasons[r.untested.reason] = reasons.get(r.untested.reason, 0) + 1
+    fams = ", ".join(f"{fam} {a}/{b}" for fam, (a, b) in sorted(by_family.items()))
+    click.echo(f"{len(rows)} clauses: {counts['covered']} covered ({fams}), {counts['untested']} untested with a reason"
+               + (f" ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})" if reasons else "")
+               + f", {counts['unaccounted']} unaccounted")
 
 
 def _attach_brokers() -> None:

@@ -22,6 +22,7 @@ from amqpspec.case import CaseSpec, Context, Skip, case_seed
 from amqpspec.errors import ConnectError
 from amqpspec.peer.amqp091 import Peer, UnexpectedReply
 from amqpspec.peer.base import DeadlineExceeded, PeerError
+from amqpspec.profiles import Profile
 from amqpspec.result import Result, Verdict, worst
 from amqpspec.secrets import SCRUBBER
 from amqpspec.target import BrokerInfo, Target
@@ -41,6 +42,7 @@ class RunOptions:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     protocol: str = "0-9-1"
     liveness: bool = True              # probe the broker with a fresh connection after every case
+    profile: Profile | None = None      # the broker's documented deviations
     restart_command: str | None = None  # shell command that restarts a broker that stopped serving
     restart_wait: float = 60.0          # how long to wait for it to serve again after the restart
 
@@ -290,6 +292,8 @@ class Runner:
             transcript=ctx.transcript.to_json(), replay=self.replay_command(c), run_id=self.options.run_id,
             started_at=started_at,
         )
+        if self.options.profile is not None:
+            self.options.profile.apply(result)
         return scrub(result)
 
     def replay_command(self, c: CaseSpec) -> str:

@@ -52,3 +52,24 @@ def channel_close_mid_content(ctx: Context) -> None:
               MethodFrame(ch, spec.ChannelClose(200, "amqpspec aborts the content", 0, 0)))
     obs = peer.observe(REACTION_WINDOW, stop=is_method("channel.close-ok", "channel.close"))
     ctx.check(obs, Replies("channel.close-ok", channel=ch) | ConnectionException(505))
+
+
+@case("amqp091/2.3.7/broker-closes-with-handshake",
+      title="a broker closing the connection after open uses connection.close and waits for close-ok",
+      clauses=("amqp091:2.3.7/1",))
+def broker_closes_with_handshake(ctx: Context) -> None:
+    """Provokes a connection exception after open (channel.open on an already open channel) and
+    does not answer at first. 2.3.7/1: a peer that wishes to close the connection MUST do so with
+    the close handshake -- so the broker must send connection.close (not just drop the socket)
+    and must not close the socket during the half second before our close-ok; after close-ok it
+    may close."""
+    peer, ch = with_channel(ctx)
+    peer.send(MethodFrame(ch, spec.ChannelOpen()))
+    first = peer.observe(REACTION_WINDOW, reply_close_ok=False, stop=is_method("connection.close"))
+    if not ctx.check(first, ConnectionException(), what="the broker closes with connection.close"):
+        return
+    waiting = peer.observe(0.5, reply_close_ok=False)
+    ctx.record(not waiting.closed, expected="the socket stays open until the client's connection.close-ok",
+               observed=waiting.describe(), what="the broker waits for close-ok")
+    peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
+    peer.close_ok_sent = True

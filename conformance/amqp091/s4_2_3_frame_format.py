@@ -298,7 +298,7 @@ class ChannelGoesOn(Verifier):
 
 
 @case("amqp091/4.2.3/body-frame-at-frame-max", title="a body frame of exactly frame-max octets is accepted "
-      "and delivered intact", clauses=AT_LIMIT)
+      "and delivered intact", clauses=AT_LIMIT + ("amqp091:2.3.3/5",))
 def body_frame_at_frame_max(ctx: Context) -> None:
     """Negotiates frame-max 4096 and publishes to an exclusive queue a message whose single body
     frame is exactly 4096 octets (4088 payload), then a basic.qos on the same channel. The
