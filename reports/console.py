@@ -202,10 +202,23 @@ def section_sort_key(section: Any) -> tuple[Any, ...]:
     ("channel.open", "connection.start") by name, then results without a section."""
     text = printable(section).strip()
     if not text:
-        return (2,)
+        return (4,)
     if _NUMERIC_SECTION.fullmatch(text):
         return (0, tuple(int(n) for n in text.rstrip(".").split(".")))
+    if text.startswith(SCENARIO_PREFIX):  # real-client scenarios after the catalog ...
+        return (2, _natural_key(text), text)
+    if text.startswith(EXTENSION_PREFIX):  # ... and vendor extensions last, apart from the spec
+        return (3, _natural_key(text), text)
     return (1, _natural_key(text), text)
+
+
+EXTENSION_PREFIX = "rabbitmq."
+SCENARIO_PREFIX = "scenario."
+
+
+def is_extension(result: Any) -> bool:
+    """A case about a vendor extension, reported apart from the specification's cases."""
+    return printable(getattr(result, "section", "")).startswith(EXTENSION_PREFIX)
 
 
 def case_sort_key(case_id: Any) -> tuple[Any, ...]:
@@ -694,6 +707,13 @@ class ConsoleReporter:
         if elapsed_s is not None:
             summary.append(f"  in {_seconds(elapsed_s)}")
         self._print(summary)
+        extensions = [r for r in results if is_extension(r)]
+        if extensions:
+            ext = count_verdicts(extensions)
+            line = Text(f"of which vendor extensions (not the specification): {_plural(ext['total'], 'case')}: ",
+                        style="dim")
+            line.append(", ".join(part for part, _ in _summary_parts(ext)), style="dim")
+            self._print(line)
 
         failing = [r for r in results if fails_run(r, self.strict)]
         if failing:

@@ -482,3 +482,14 @@ def test_junit_roundtrip_through_result_file(tmp_path, results):
     write_junit(results, a)
     write_junit(loaded, b)
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_extensions_sorted_last_and_counted_apart():
+    from amqpspec.reports.console import section_sort_key
+
+    order = sorted(["rabbitmq.confirm.select", "queue.declare", "scenario.shared-queue", "4.2.3"], key=section_sort_key)
+    assert order == ["4.2.3", "queue.declare", "scenario.shared-queue", "rabbitmq.confirm.select"]
+    ext = make("amqp091/rabbitmq.confirm.select/x", Verdict.PASSED)
+    ext.section = "rabbitmq.confirm.select"
+    out = render([make("a", Verdict.PASSED), ext])
+    assert "of which vendor extensions (not the specification): 1 case" in out
