@@ -6,6 +6,8 @@ for the life of the process (the CLI asks on every start; a build takes a few te
 >>> from amqpspec import clauses
 >>> clauses.get("amqp091:4.2.3/1").text
 'The frame-end octet MUST always be the hexadecimal value %xCE.'
+>>> clauses.get("amqp10:2.4.1/1").level
+<Level.MUST: 'MUST'>
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import difflib
 import functools
 import re
 
-from . import amqp091
+from . import amqp091, amqp10
 from .model import Clause, Level
 
 __all__ = [
@@ -36,7 +38,7 @@ PROTOCOLS: tuple[str, ...] = ("0-9-1", "1.0")
 _PREFIX_PROTOCOL = {
     amqp091.SPEC_PREFIX: "0-9-1",
     amqp091.EXTENSION_PREFIX: "0-9-1",
-    "amqp10:": "1.0",
+    amqp10.PREFIX: "1.0",
 }
 
 
@@ -45,7 +47,10 @@ class UnknownProtocolError(ValueError):
 
 
 class CatalogNotBuiltError(NotImplementedError):
-    """The protocol is known but its clause catalog does not exist yet."""
+    """The protocol is known but its clause catalog does not exist yet.
+
+    No protocol raises it any more (both catalogs are built); kept so callers that catch
+    it keep working."""
 
 
 class UnknownClauseError(KeyError):
@@ -60,11 +65,6 @@ def _check_protocol(protocol: str) -> str:
         raise UnknownProtocolError(
             f"unknown protocol {protocol!r}: use one of {', '.join(map(repr, PROTOCOLS))}"
         )
-    if protocol == "1.0":
-        raise CatalogNotBuiltError(
-            "the AMQP 1.0 clause catalog is not built yet; only '0-9-1' is available "
-            "for now (the 1.0 catalog is added by a later issue)"
-        )
     return protocol
 
 
@@ -74,8 +74,13 @@ def catalog(protocol: str, *, extensions: bool = False) -> list[Clause]:
     For "0-9-1": the 60 prose sentences, then the 115 XML rules; with ``extensions`` also
     the 24 RabbitMQ-only rules (ids ``rabbitmq091:...``), which reports count apart from
     the specification.
+
+    For "1.0": the 366 normative sentences of the prose, then the 5 normative notes of
+    figures (see :mod:`amqpspec.clauses.amqp10`). The 1.0 extension specifications are
+    not shipped, so ``extensions`` changes nothing there.
     """
-    _check_protocol(protocol)
+    if _check_protocol(protocol) == "1.0":
+        return amqp10.catalog()
     return amqp091.catalog(extensions=extensions)
 
 
@@ -98,12 +103,12 @@ def protocol_of(clause_id: str) -> str:
     raise UnknownClauseError(
         f"clause id {clause_id!r} has no known prefix; ids start with "
         f"{', '.join(_PREFIX_PROTOCOL)} (e.g. 'amqp091:4.2.3/1', "
-        "'amqp091:connection.start/protocol-name')"
+        "'amqp091:connection.start/protocol-name', 'amqp10:2.7.1/4')"
     )
 
 
 def get(clause_id: str) -> Clause:
-    """The clause with this id, whatever its prefix (amqp091:, rabbitmq091:).
+    """The clause with this id, whatever its prefix (amqp091:, rabbitmq091:, amqp10:).
 
     Rule names containing spaces ("not mandatory") are spelt with hyphens in ids; the
     spelling with spaces is accepted too.
@@ -122,6 +127,8 @@ def get(clause_id: str) -> Clause:
 
 def section_titles(protocol: str) -> dict[str, str]:
     """Number -> title of every numbered heading of the protocol's prose, e.g.
-    ``{"4.2.3": "General Frame Format", ...}``, including sections without clauses."""
-    _check_protocol(protocol)
+    ``{"4.2.3": "General Frame Format", ...}`` (0-9-1, 108 headings) or
+    ``{"2.7.1": "Open", ...}`` (1.0, 190 headings), including sections without clauses."""
+    if _check_protocol(protocol) == "1.0":
+        return amqp10.section_titles()
     return amqp091.section_titles()

@@ -458,14 +458,6 @@ class TestApi:
         with pytest.raises(KeyError):
             clauses.get("http2:6.5/1")
 
-    def test_amqp10_not_built_yet(self):
-        with pytest.raises(NotImplementedError, match="1.0 clause catalog is not built yet"):
-            clauses.catalog("1.0")
-        with pytest.raises(NotImplementedError):
-            clauses.section_titles("1.0")
-        with pytest.raises(NotImplementedError):
-            clauses.get("amqp10:2.4/1")
-
     def test_unknown_protocol(self):
         with pytest.raises(ValueError, match="unknown protocol"):
             clauses.catalog("0-10")
