@@ -401,6 +401,9 @@ class Peer:
                     self._drain_close_ok(probe_channel, until)
                 break
             obs.received.append(item)
+            if probe_reply is not None and isinstance(item, MethodFrame) and item.method.NAME == "channel.close" \
+                    and item.channel == probe_channel:
+                break  # the probed channel is closed: its probe can never be answered
             if isinstance(item, MethodFrame) and item.method.NAME == "connection.close" and item.channel == 0 and reply_close_ok:
                 self.send(MethodFrame(0, spec.ConnectionCloseOk()))
                 self.close_ok_sent = True
