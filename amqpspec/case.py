@@ -134,8 +134,8 @@ def select(cases: list[CaseSpec], include: list[str], exclude: list[str]) -> lis
 
 def section_title(protocol: str, section: str) -> str:
     if section.startswith(EXTENSION_PREFIX):
-        inner = section_title(protocol, section[len(EXTENSION_PREFIX):])
-        return f"{inner} (RabbitMQ extension)" if inner else "RabbitMQ extension"
+        name = section[len(EXTENSION_PREFIX):]
+        return f"{section_title(protocol, name) or name} (RabbitMQ extension)"
     if section.startswith("scenario."):
         return "real-client scenario"
     if section[:1].isdigit():
