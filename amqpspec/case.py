@@ -219,6 +219,13 @@ class Context:
                 peer.open_channel()
         return peer
 
+    def adopt(self, connection: Any) -> Any:
+        """Puts a connection the case made itself (e.g. a real client's) under the runner's care:
+        it needs ``close(timeout)`` and ``abort()``; the runner closes it after the case and
+        aborts it at the hard deadline."""
+        self.peers.append(connection)
+        return connection
+
     def name(self, suffix: str = "") -> str:
         """An entity name unique to this case and run: nothing collides with other cases."""
         base = f"amqpspec-{self.run_id[:8]}-{self.spec.id.split('/')[-1]}"
@@ -256,7 +263,7 @@ class Context:
             levels = self._levels(cited)
         verdict = Verdict.PASSED if ok else verdict_for_failure(levels)
         description = what or self.spec.title
-        if guideline:
+        if guideline and not any(f'"{guideline}"' in n for n in self.notes):  # state each text once
             self.notes.append(f"{description}: checks the spec text \"{guideline}\" ({level.value if level else ''})")
         self.checks.append(Check(description, list(cited), verdict, expected, observed))
         return ok
