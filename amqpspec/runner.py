@@ -107,6 +107,7 @@ class Runner:
         self.on_start = on_start
         self._lock = threading.Lock()
         self._dead_since: str | None = None  # the case after which the broker stopped serving
+        self._restarting = threading.Lock()  # held while --restart-command runs; other workers wait
 
     def run(self) -> list[Result]:
         results: list[Result] = []
@@ -136,7 +137,9 @@ class Runner:
         outcome: dict[str, BaseException | None] = {"exc": None}
         missing = [f for f in c.requires if f not in self.target.features()]
         if self._dead_since is not None and self.options.liveness:
-            dead = self._liveness(attempts=1)
+            with self._restarting:  # a restart in progress ends before this case decides anything
+                pass
+            dead = self._liveness(attempts=1) if self._dead_since is not None else ""
             if dead:  # do not run, and do not blame this case for an earlier crash
                 reason = f"not run: the broker has not served new connections since case {self._dead_since} ({dead})"
                 return self._result(c, ctx, Verdict.ERROR, reason, time.monotonic() - t0, started_at)
@@ -170,12 +173,17 @@ class Runner:
                 with self._lock:
                     first = self._dead_since is None
                     if first:
+                        if self.options.restart_command:
+                            self._restarting.acquire()  # before anyone can see _dead_since set
                         self._dead_since = c.id
                 if first:
                     # whatever the case observed, a broker that stops serving is not a valid reaction
                     verdict, reason = Verdict.FAILED, f"the broker stopped serving new connections after this case: {dead}"
                     if self.options.restart_command:
-                        ctx.note(self._restart())
+                        try:
+                            ctx.note(self._restart())
+                        finally:
+                            self._restarting.release()
                 else:  # with --jobs, another case running at the same time may have caused it
                     verdict, reason = Verdict.ERROR, f"the broker stopped serving new connections (first seen after {self._dead_since})"
         return self._result(c, ctx, verdict, reason, time.monotonic() - t0, started_at)
