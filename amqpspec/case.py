@@ -162,8 +162,10 @@ def verdict_for_failure(levels: list[Level]) -> Verdict:
     return {"MUST": Verdict.FAILED, "SHOULD": Verdict.WARNING, "MAY": Verdict.INFORMATIONAL}.get(family, Verdict.FAILED)
 
 
-def close_info(obs: Observation, verifier: Verifier | None, passed: bool) -> CloseInfo:
+def close_info(obs: Any, verifier: Verifier | None, passed: bool) -> CloseInfo:
     info = CloseInfo()
+    if not isinstance(obs, Observation):
+        return _close_info_10(obs, verifier, passed)
     cc = obs.connection_close
     chc = obs.channel_close()
     if cc is not None:
@@ -174,6 +176,34 @@ def close_info(obs: Observation, verifier: Verifier | None, passed: bool) -> Clo
         info.who, info.how = "broker", obs.end
     if verifier is not None:
         info.expected_codes = list(verifier.codes) or None
+        if verifier.expects_close:
+            info.matched = passed
+        else:
+            info.matched = None if info.who == "none" else False
+    return info
+
+
+def _close_info_10(obs: Any, verifier: Verifier | None, passed: bool) -> CloseInfo:
+    """The close verdict of an AMQP 1.0 observation: close, end or detach, and its error condition."""
+    from amqpspec.peer.amqp10 import error_condition
+
+    info = CloseInfo()
+    for name in ("close", "end", "detach"):
+        found = obs.performatives(name)
+        if found:
+            perf = found[0].performative
+            info.who, info.how, info.condition = "broker", name, error_condition(perf)
+            err = getattr(perf, "error", None)
+            desc = getattr(err, "description", None) if err is not None else None
+            info.text = None if desc is None else str(desc)
+            break
+    else:
+        if obs.closed:
+            info.who, info.how = "broker", obs.end
+    if verifier is not None:
+        conditions = getattr(verifier, "conditions", None)
+        if conditions:
+            info.expected_codes = None
         if verifier.expects_close:
             info.matched = passed
         else:
@@ -207,10 +237,25 @@ class Context:
 
     # -- connections ------------------------------------------------------------------
     def connect(self, *, handshake: bool = True, open_channel: bool = False, dialect: Dialect | None = None,
-                **handshake_args: Any) -> Peer:
-        """A new raw connection for this case (closed by the runner at the end)."""
+                **handshake_args: Any) -> Any:
+        """A new raw connection for this case, of the case's protocol (closed by the runner at the end).
+
+        AMQP 0-9-1: a :class:`amqpspec.peer.amqp091.Peer`, negotiated up to open-ok unless told
+        otherwise. AMQP 1.0: a :class:`amqpspec.peer.amqp10.Peer`, through SASL (when the URL names
+        credentials) and open; ``open_channel`` then also begins a session.
+        """
         if self.aborted:
             raise Skip("case aborted")
+        if self.spec.protocol == "1.0":
+            from amqpspec.peer import amqp10
+
+            peer10 = amqp10.Peer.connect(self.target, self.transcript, self.deadline)
+            self.peers.append(peer10)
+            if handshake:
+                peer10.handshake(**handshake_args)
+                if open_channel:
+                    peer10.begin()
+            return peer10
         peer = Peer.connect(self.target, self.transcript, self.deadline, dialect or SPEC)
         self.peers.append(peer)
         if handshake:

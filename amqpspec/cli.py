@@ -105,7 +105,7 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
         return
     run_seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     profile = profiles.load_file(profile_path) if profile_path else None
-    target.broker = probe_broker(target)
+    target.broker = probe_broker(target, protocol=protocol)
     if profile is None and not no_profile:
         profile = profiles.for_product(target.broker.product)
 

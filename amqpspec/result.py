@@ -47,7 +47,8 @@ class CloseInfo:
 
     who: str = "none"            # "broker", "suite", "none" (still open at the end)
     how: str = "none"            # "connection.close", "channel.close", "fin", "rst", "none"
-    code: int | None = None      # reply code when closed by a close method
+    code: int | None = None      # reply code when closed by a close method (AMQP 0-9-1)
+    condition: str | None = None  # error condition of a close/end/detach (AMQP 1.0), e.g. "amqp:invalid-field"
     text: str | None = None      # reply text of that close method
     expected_codes: list[int] | None = None  # codes the case accepts, when it expected a close
     matched: bool | None = None  # whether the code (or the absence of one) was acceptable

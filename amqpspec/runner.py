@@ -48,8 +48,10 @@ class RunOptions:
     restart_wait: float = 60.0          # how long to wait for it to serve again after the restart
 
 
-def probe_broker(target: Target, timeout: float = 10.0) -> BrokerInfo:
+def probe_broker(target: Target, timeout: float = 10.0, protocol: str = "0-9-1") -> BrokerInfo:
     """Connects and authenticates once, to check reachability and learn the broker's identity."""
+    if protocol == "1.0":
+        return _probe_broker_10(target, timeout)
     peer = _connect(target, timeout)
     try:
         peer.handshake()
@@ -58,6 +60,30 @@ def probe_broker(target: Target, timeout: float = 10.0) -> BrokerInfo:
         if peer.negotiated.start is None:
             raise ConnectError(f"{target.url()} does not speak AMQP 0-9-1: it answered {_got(exc)}") from None
         raise ConnectError(_handshake_failure(target, exc)) from None
+    except DeadlineExceeded:
+        raise ConnectError(f"{target.url()} did not complete the handshake within {timeout:.0f}s") from None
+    finally:
+        peer.close()
+
+
+def _probe_broker_10(target: Target, timeout: float) -> BrokerInfo:
+    from amqpspec.peer import amqp10
+
+    try:
+        peer = amqp10.Peer.connect(target, Transcript(), time.monotonic() + timeout)
+    except PeerError as exc:
+        raise ConnectError(f"{exc} ({target.url()})") from None
+    try:
+        peer.handshake()
+        return peer.broker_info()
+    except amqp10.UnexpectedReply as exc:
+        got = exc.got
+        if isinstance(got, amqp10.SASLFrame) and getattr(got.body, "NAME", "") == "sasl-outcome":
+            raise ConnectError(f"login refused for user {target.username!r} at {target.url()} "
+                               f"(sasl-outcome {got.body.summary()})") from None
+        if peer.stage == "new" and not isinstance(got, amqp10.ProtocolHeader):
+            raise ConnectError(f"{target.url()} does not speak AMQP 1.0: it answered {exc}") from None
+        raise ConnectError(f"AMQP 1.0 handshake with {target.url()} failed: {exc}") from None
     except DeadlineExceeded:
         raise ConnectError(f"{target.url()} did not complete the handshake within {timeout:.0f}s") from None
     finally:
@@ -244,6 +270,8 @@ class Runner:
         return problem
 
     def _probe_once(self) -> str:
+        if self.options.protocol == "1.0":
+            return self._probe_once_10()
         try:
             peer = Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
         except PeerError as exc:
@@ -260,6 +288,22 @@ class Runner:
             return f"a fresh client got no answer at one step: {exc}"
         except PeerError as exc:
             return str(exc)
+        finally:
+            peer.close(timeout=0.5)
+
+    def _probe_once_10(self) -> str:
+        from amqpspec.peer import amqp10
+
+        try:
+            peer = amqp10.Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
+        except PeerError as exc:
+            return str(exc)
+        try:
+            peer.handshake(timeout=LIVENESS_TIMEOUT_S)
+            peer.begin(timeout=LIVENESS_TIMEOUT_S)
+            return ""
+        except PeerError as exc:
+            return f"a fresh client got no answer at one step: {exc}"
         finally:
             peer.close(timeout=0.5)
 

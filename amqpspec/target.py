@@ -47,6 +47,7 @@ class Target:
     cafile: str | None = None
     insecure: bool = False
     broker: BrokerInfo = field(default_factory=BrokerInfo)
+    credentials_given: bool = True   # the URL named a user: AMQP 1.0 then uses SASL PLAIN, else ANONYMOUS
 
     @classmethod
     def parse(cls, url: str, *, cafile: str | None = None, insecure: bool = False) -> "Target":
@@ -71,7 +72,8 @@ class Target:
         secret = Secret(password)
         if password != user:  # the user name is shown on purpose; masking it would break replay commands
             SCRUBBER.register(secret)
-        return cls(scheme, parts.hostname, port or DEFAULT_PORTS[scheme], vhost, user, secret, cafile, insecure)
+        return cls(scheme, parts.hostname, port or DEFAULT_PORTS[scheme], vhost, user, secret, cafile, insecure,
+                   credentials_given=parts.username is not None)
 
     @property
     def tls(self) -> bool:
