@@ -216,6 +216,30 @@ class Peer:
                 return item
             raise UnexpectedReply(wanted, item)
 
+    def await_frame(self, name: str, *, channel: int | None = None, match: Callable[[Any], bool] | None = None,
+                    timeout: float = 5.0) -> Any:
+        """Waits for a matching performative; other frames (flows, transfers ...) are kept for later.
+
+        A close, or the socket closing, ends the wait with UnexpectedReply: the answer will not come.
+        """
+        stash: list[Decoded] = []
+        wanted = name + (f" on channel {channel}" if channel is not None else "")
+        try:
+            while True:
+                item = self.recv(timeout)
+                if item is None or isinstance(item, Closed):
+                    raise UnexpectedReply(wanted, item)
+                got = performative_name(item)
+                if got == name and (channel is None or item.channel == channel) and (match is None or match(item)):  # type: ignore[union-attr]
+                    return item
+                if got == "close" or (got in ("end", "detach") and getattr(item.performative, "error", None)):  # type: ignore[union-attr]
+                    raise UnexpectedReply(wanted, item)
+                if not isinstance(item, EmptyFrame):
+                    stash.append(item)
+        finally:
+            for kept in reversed(stash):
+                self.unread(kept)
+
     def expect_header(self, timeout: float = 5.0) -> ProtocolHeader:
         item = self.recv(timeout)
         if not isinstance(item, ProtocolHeader):
@@ -315,7 +339,8 @@ class Peer:
         ch = self.free_channel() if channel is None else channel
         self.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=next_outgoing_id, incoming_window=incoming_window,
                                            outgoing_window=outgoing_window, handle_max=handle_max)))
-        remote = self.expect("begin", timeout=timeout)
+        remote = self.await_frame("begin", match=lambda f: getattr(f.performative, "remote_channel", None) == ch,
+                                  timeout=timeout)
         return ch, remote.performative
 
     def free_handle(self, channel: int) -> int:
@@ -337,7 +362,8 @@ class Peer:
                                                  properties=properties)))
         if not wait:
             return h, None
-        remote = self.expect("attach", channel=channel, timeout=timeout)
+        remote = self.await_frame("attach", channel=channel, match=lambda f: str(f.performative.name) == name,
+                                  timeout=timeout)
         return h, remote.performative
 
     def close(self, timeout: float = 1.0) -> None:
