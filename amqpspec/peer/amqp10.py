@@ -307,7 +307,7 @@ class Peer:
         if use_sasl:
             outcome = self.sasl(timeout=timeout)
             if int(getattr(outcome, "code", 1) or 0) != 0:
-                raise UnexpectedReply("sasl-outcome code 0 (ok)", SASLFrame(0, outcome))
+                raise UnexpectedReply("sasl-outcome code 0 (ok)", SASLFrame(outcome))
         remote = self.open(timeout=timeout, **open_args)
         assert remote is not None
         return remote
