@@ -1,0 +1,706 @@
+"""Spec 3.5 Sources and Targets (messaging): what the broker does with the terminus fields.
+
+The broker's attach reports the terminus it actually set up (transport 2.6.3: "the endpoint
+MUST report the actual properties of the terminus as created"), so most checks read the
+source (broker sending) or target (broker receiving) of the broker's attach: a field the
+text constrains (dynamic-node-properties only with dynamic, outcomes that name outcomes,
+distribution-mode set when the node offers more than one, an address for a node created on
+request) and the fields it must not claim (a filter or a distribution-mode no
+implementation can know). The others exercise what the fields mean on the wire: an
+accepted message is not sent again on the link, a delivery settled without a state gets
+the source's default outcome, a node created with delete-on-close goes away with its link.
+
+Dynamic node creation as such (the attach/detach sequence) belongs to the links cases of
+2.6; here only the 3.5 field semantics of the broker's answer are checked, and a broker that
+does not create dynamic nodes (refuses the attach, or answers with a terminus that is not
+dynamic) is skipped.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+import weakref
+from typing import Any
+
+from amqpspec.case import Context, case
+from amqpspec.clauses import Level
+from amqpspec.peer.amqp10 import Observation, Peer, error_condition, performative_name
+from amqpspec.peer.base import Closed
+from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, EmptyFrame, Message, Symbol, spec, transfer_frames
+from amqpspec.wire.amqp10.composite import DescribedBase, show
+
+from ._common import WAIT, address, counters, grant, session
+
+ABSENT_WINDOW = 0.5     # how long a message that must not (re)appear is watched for, after a sentinel
+OUTCOME_DESCRIPTORS = {cls.DESCRIPTOR: cls.NAME for cls in spec.OUTCOMES}    # "amqp:accepted:list" -> "accepted"
+OUTCOME_CODES = {int(cls.CODE): cls.NAME for cls in spec.OUTCOMES}
+LIFETIME_POLICIES = (spec.DeleteOnClose, spec.DeleteOnNoLinks, spec.DeleteOnNoMessages, spec.DeleteOnNoLinksOrMessages)
+# (channel, our handle) -> the broker's handle of each receiving link opened by open_receiver, per peer
+_BROKER_HANDLES: "weakref.WeakKeyDictionary[Peer, dict[tuple[int, int], int]]" = weakref.WeakKeyDictionary()
+REPORT_ACTUAL = "amqp10:2.6.3/5"   # "... the endpoint MUST report the actual properties of the terminus as created"
+
+
+# ============================================================================ helpers (also used by s4)
+
+def link_name(ctx: Context, what: str) -> str:
+    return f"{ctx.name(what)}-{uuid.uuid4().hex[:6]}"
+
+
+def attach_answer(peer: Peer, ch: int, name: str, *, role: bool, source: Any, target: Any,
+                  window: float = WAIT, **attach: Any) -> tuple[int, Any, Observation]:
+    """Sends an attach and collects frames until the broker's attach of that name, an end or a close.
+
+    Returns our handle, the broker's attach (None when none came) and the observation; other
+    frames that arrive meanwhile (the broker's flow) stay in the observation.
+    """
+    h, _ = peer.attach(ch, name=name, role=role, source=source, target=target, wait=False, **attach)
+
+    def answered(item: Any) -> bool:
+        got = performative_name(item)
+        if got == "attach" and str(item.performative.name) == name:
+            return True
+        return got == "close" or (got == "end" and item.channel == ch)
+
+    obs = peer.observe(window, stop=answered)
+    found = [f for f in obs.performatives("attach", ch) if str(f.performative.name) == name]  # type: ignore[union-attr]
+    return h, (found[0].performative if found else None), obs  # type: ignore[union-attr]
+
+
+def refusal(obs: Observation, attach: Any) -> str | None:
+    """Why the link did not come up (None when the broker attached without ending anything)."""
+    ending = [f for f in obs.frames() if performative_name(f) in ("close", "end")]
+    if ending:
+        return f"the broker answered with {describe_frame(ending[0])}"
+    if attach is None:
+        return f"the broker did not attach the link ({obs.describe()})"
+    return None
+
+
+def as_values(value: Any) -> list[Any]:
+    """A multiple field as a list: null and the empty array are no value (types 1.4), a single value is one."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def post(peer: Peer, ch: int, handle: int, message: Message | bytes, *, state: Any = None, settled: bool = False,
+         tag: bytes | None = None, more: bool = False) -> int:
+    """One delivery (octets become a single data section); returns its delivery-id.
+
+    ``state`` goes on every transfer frame of the delivery (a transactional-state: 4.4.1 wants
+    all of them associated with the transaction); ``more`` sends only a first frame announcing
+    more to come, and the rest never follows.
+    """
+    c = counters(peer, ch)
+    delivery_id = c.next_outgoing_id
+    c.next_outgoing_id += 1
+    c.delivery_count[handle] = c.delivery_count.get(handle, 0) + 1
+    transfer = spec.Transfer(handle=handle, delivery_id=delivery_id, delivery_tag=tag or uuid.uuid4().bytes[:8],
+                             message_format=0, settled=settled or None, state=state)
+    payload = (message if isinstance(message, Message) else Message(body=message)).encode()
+    if more:
+        peer.send(AMQPFrame(ch, transfer.replace(more=True), payload[: max(1, len(payload) // 2)]))
+    else:
+        room = peer.opened.max_frame_size - (0 if state is None else len(AMQPFrame(0, state).encode()))
+        frames = transfer_frames(ch, transfer, payload, room)
+        if state is not None:  # every frame of a transactional delivery names the transaction (4.4.1)
+            frames = [frames[0]] + [AMQPFrame(ch, f.performative.replace(state=state), f.payload) for f in frames[1:]]
+        peer.send(*frames)
+    return delivery_id
+
+
+def disposition_for(peer: Peer, ch: int, delivery_id: int, *, timeout: float = WAIT) -> tuple[Any, list[Any]]:
+    """Waits for the broker's disposition (as receiver) covering ``delivery_id``.
+
+    Returns (the disposition or None, every other frame read meanwhile); stops at an end,
+    close or detach with an error, which are among the other frames.
+    """
+    others: list[Any] = []
+    while True:
+        item = peer.recv(timeout)
+        if item is None or isinstance(item, Closed):
+            return None, others
+        if isinstance(item, EmptyFrame):
+            continue
+        name = performative_name(item)
+        if name == "disposition" and item.channel == ch:  # type: ignore[union-attr]
+            d = item.performative  # type: ignore[union-attr]
+            first = int(d.first)
+            last = int(d.last) if d.last is not None else first
+            if d.role is spec.Role.RECEIVER and first <= delivery_id <= last:
+                return d, others
+        others.append(item)
+        if name == "close" or (name in ("end", "detach") and error_condition(item.performative)):  # type: ignore[union-attr]
+            return None, others
+
+
+def deliver(peer: Peer, ch: int, handle: int, message: Message | bytes) -> Any:
+    """Posts a message unsettled and waits for the broker's outcome (the state of its disposition).
+
+    Frames read meanwhile (a transfer on a receiving link ...) are put back for the next reader.
+    """
+    d, others = disposition_for(peer, ch, post(peer, ch, handle, message))
+    for item in reversed(others):
+        peer.unread(item)
+    return None if d is None else d.state
+
+
+class Arrivals:
+    """Deliveries arriving on one session: payloads joined over transfer frames, by handle."""
+
+    def __init__(self, peer: Peer, ch: int) -> None:
+        self.peer = peer
+        self.ch = ch
+        self.got: list[tuple[int, spec.Transfer, bytes]] = []    # (handle, first transfer, payload)
+        self.others: list[Any] = []
+        self._partial: dict[int, tuple[spec.Transfer, bytearray]] = {}
+
+    def until(self, done: Any, timeout: float = WAIT) -> bool:
+        """Reads frames until ``done(self)`` is true (True) or ``timeout`` passes / the link or session ends."""
+        stop = time.monotonic() + timeout
+        while not done(self):
+            left = stop - time.monotonic()
+            if left <= 0:
+                return False
+            item = self.peer.recv(left)
+            if item is None or isinstance(item, Closed):
+                return done(self)
+            if isinstance(item, EmptyFrame):
+                continue
+            name = performative_name(item)
+            if name == "transfer" and item.channel == self.ch:  # type: ignore[union-attr]
+                t = item.performative  # type: ignore[union-attr]
+                h = int(t.handle)
+                first, data = self._partial.get(h, (t, bytearray()))
+                data += bytes(item.payload)  # type: ignore[union-attr]
+                if t.more:
+                    self._partial[h] = (first, data)
+                    continue
+                self._partial.pop(h, None)
+                if not t.aborted:
+                    self.got.append((h, first, bytes(data)))
+                continue
+            self.others.append(item)
+            if name == "close" or (name in ("end", "detach") and error_condition(item.performative)):  # type: ignore[union-attr]
+                return done(self)
+        return True
+
+    def with_token(self, token: bytes, handle: int | None = None) -> list[tuple[int, spec.Transfer, bytes]]:
+        """Deliveries whose payload holds ``token``; ``handle`` (ours, of a link from
+        :func:`open_receiver`) keeps those of that link, whose transfers carry the broker's handle."""
+        theirs = None if handle is None else _BROKER_HANDLES.get(self.peer, {}).get((self.ch, handle), handle)
+        return [g for g in self.got if token in g[2] and (theirs is None or g[0] == theirs)]
+
+    def errors(self) -> list[Any]:
+        return [f for f in self.others if performative_name(f) == "close"
+                or (performative_name(f) in ("end", "detach") and error_condition(f.performative))]
+
+    def describe(self) -> str:
+        parts = [f"{len(self.got)} deliveries"]
+        parts += [describe_frame(f) for f in self.errors()]
+        return "; ".join(parts)
+
+
+def describe_frame(item: Any) -> str:
+    from amqpspec.wire.amqp10 import describe
+    return describe(item)
+
+
+def accept(peer: Peer, ch: int, delivery_id: int, state: Any = None, *, settled: bool = True) -> None:
+    peer.send(AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=delivery_id, settled=settled,
+                                             state=spec.Accepted() if state is None else state)))
+
+
+def open_sender(ctx: Context, peer: Peer, ch: int, addr: str) -> int:
+    """A sending link to ``addr``; skips the case when the broker does not attach it."""
+    h, remote, obs = attach_answer(peer, ch, link_name(ctx, "snd"), role=spec.Role.SENDER, source=spec.Source(),
+                                   target=spec.Target(address=addr))
+    why = refusal(obs, remote)
+    if why is not None or remote.target is None:
+        ctx.skip(f"cannot set up a sending link to a fresh node: {why or 'the broker attached with a null target'}")
+    return h
+
+
+def open_receiver(ctx: Context, peer: Peer, ch: int, source: Any, what: str = "rcv") -> tuple[int, Any]:
+    """A receiving link with this source; skips the case when the broker refuses it. Returns (handle, attach)."""
+    h, remote, obs = attach_answer(peer, ch, link_name(ctx, what), role=spec.Role.RECEIVER, source=source,
+                                   target=spec.Target())
+    why = refusal(obs, remote)
+    if why is not None or remote.source is None:
+        ctx.skip(f"the broker did not attach a receiving link from {show(source)}: "
+                 f"{why or 'it attached with a null source'}")
+    _BROKER_HANDLES.setdefault(peer, {})[(ch, h)] = int(remote.handle)
+    return h, remote
+
+
+def token(ctx: Context, what: str) -> bytes:
+    return f"{what}-{ctx.rng.getrandbits(48):012x}".encode()
+
+
+def distribution_mode(source: Any) -> str | None:
+    mode = getattr(source, "distribution_mode", None)
+    return None if mode is None else str(mode)
+
+
+# ============================================================================ 3.5.2 distribution modes
+
+@case("amqp10/3.5.2/accepted-not-resent", title="a message accepted at the receiver is not sent again on the link",
+      clauses=("amqp10:3.5.2/1", "amqp10:3.5.3/11"))
+def accepted_not_resent(ctx: Context) -> None:
+    """Posts a message to a fresh node, receives it on a link with a minimal source (address only)
+    and settles it as accepted; then posts a sentinel and grants more credit. Passes when the
+    accepted message does not come again before or after the sentinel, and (when the broker's
+    source names neither outcomes nor a default-outcome) accepting raised no error."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    snd = open_sender(ctx, peer, ch, addr)
+    first, sentinel = token(ctx, "first"), token(ctx, "sentinel")
+    if not isinstance(deliver(peer, ch, snd, first), spec.Accepted):
+        ctx.skip("the broker did not accept the message posted to the node")
+    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr))
+    offered = [str(o) for o in as_values(remote.source.outcomes)]
+    if offered and "amqp:accepted:list" not in offered:
+        ctx.skip(f"the broker's source does not offer the accepted outcome (outcomes={offered})")
+    arrivals = Arrivals(peer, ch)
+    grant(peer, ch, rcv, 1)
+    if not arrivals.until(lambda a: a.with_token(first, rcv)):
+        ctx.skip(f"the message was not delivered on the receiving link: {arrivals.describe()}")
+    _, t, _ = arrivals.with_token(first, rcv)[0]
+    accept(peer, ch, int(t.delivery_id))
+    counters(peer, ch).received_count[rcv] = 1
+    deliver(peer, ch, snd, sentinel)
+    grant(peer, ch, rcv, 5)
+    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
+    arrivals.until(lambda a: len(a.with_token(first, rcv)) > 1 or a.errors(), ABSENT_WINDOW)
+    minimal = remote.source.default_outcome is None and not offered
+    if minimal:
+        errors = arrivals.errors()
+        ctx.record(not errors, what="accepted is supported by a source with no outcomes and no default-outcome",
+                   expected="no error after the accepted disposition",
+                   observed="; ".join(describe_frame(e) for e in errors) or "no error",
+                   clauses=("amqp10:3.5.3/11",))
+    else:
+        ctx.note("the broker's source names outcomes or a default-outcome: 3.5.3/11 does not apply")
+    again = len(arrivals.with_token(first, rcv)) - 1
+    seen_sentinel = bool(arrivals.with_token(sentinel, rcv))
+    ctx.record(again == 0, what="the accepted message is not resent", clauses=("amqp10:3.5.2/1",),
+               expected="the sentinel, and the accepted message not again",
+               observed=f"accepted message sent again {again} time(s); sentinel "
+                        f"{'received' if seen_sentinel else 'not received'}; {arrivals.describe()}")
+
+
+@case("amqp10/3.5.2/copy-link-no-resend", title="a copy link does not resend a message it transferred and that was accepted",
+      clauses=("amqp10:3.5.2/1", "amqp10:3.5.2/2"))
+def copy_link_no_resend(ctx: Context) -> None:
+    """Asks for distribution-mode copy; skipped unless the broker's source reports copy. Posts a
+    message, receives and accepts it on the copy link, posts a sentinel and grants more credit:
+    the copy link must not send the accepted message again (the source keeps the state that
+    prevents it). A separate guideline check: with copy the message stays available at the
+    node, so a second (default) link receives it."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    snd = open_sender(ctx, peer, ch, addr)
+    first, sentinel = token(ctx, "first"), token(ctx, "sentinel")
+    if not isinstance(deliver(peer, ch, snd, first), spec.Accepted):
+        ctx.skip("the broker did not accept the message posted to the node")
+    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr, distribution_mode=Symbol("copy")), "copy")
+    if distribution_mode(remote.source) != "copy":
+        ctx.skip(f"the broker's source is not a copy source (distribution-mode="
+                 f"{distribution_mode(remote.source)})")
+    arrivals = Arrivals(peer, ch)
+    grant(peer, ch, rcv, 1)
+    if not arrivals.until(lambda a: a.with_token(first, rcv)):
+        ctx.skip(f"the message was not delivered on the copy link: {arrivals.describe()}")
+    _, t, _ = arrivals.with_token(first, rcv)[0]
+    accept(peer, ch, int(t.delivery_id))
+    counters(peer, ch).received_count[rcv] = 1
+    deliver(peer, ch, snd, sentinel)
+    grant(peer, ch, rcv, 5)
+    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
+    arrivals.until(lambda a: len(a.with_token(first, rcv)) > 1 or a.errors(), ABSENT_WINDOW)
+    again = len(arrivals.with_token(first, rcv)) - 1
+    ctx.record(again == 0, what="the copy link does not resend the accepted message",
+               expected="the sentinel, and the accepted message not again",
+               observed=f"accepted message sent again {again} time(s); {arrivals.describe()}")
+    other, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr), "second")
+    grant(peer, ch, other, 5)
+    arrivals.until(lambda a: a.with_token(first, other) or a.errors())
+    ctx.record(bool(arrivals.with_token(first, other)), what="the copied message is still at the node",
+               expected="a second link from the node receives the message the copy link transferred",
+               observed=f"{len(arrivals.with_token(first, other))} copies on the second link; {arrivals.describe()}",
+               level=Level.SHOULD,
+               guideline="The copy distribution-mode leaves the state of the message unchanged at the distribution node.")
+
+
+# ============================================================================ 3.5.3 source
+
+@case("amqp10/3.5.3/distribution-mode-set", title="a source that offers several distribution-modes always states its mode",
+      clauses=("amqp10:3.5.3/7",))
+def distribution_mode_set(ctx: Context) -> None:
+    """Attaches three receiving links to one node: asking for copy, for move, and for nothing.
+    When the broker's sources show that the node supports more than one distribution-mode
+    (its attaches report two different modes), every one of its attaches must set the field,
+    the one answering the link that asked for nothing included. Skipped otherwise."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    open_sender(ctx, peer, ch, addr)
+    reported: dict[str, str | None] = {}
+    for asked in ("copy", "move", None):
+        src = spec.Source(address=addr, distribution_mode=None if asked is None else Symbol(asked))
+        _, remote = open_receiver(ctx, peer, ch, src, f"dist-{asked or 'none'}")
+        reported[asked or "nothing"] = distribution_mode(remote.source)
+    modes = {m for m in reported.values() if m is not None}
+    shown = ", ".join(f"asked {k}: {v or 'not set'}" for k, v in reported.items())
+    if len(modes) < 2:
+        ctx.skip(f"the broker's sources do not show more than one distribution-mode ({shown})")
+    ctx.record(all(v is not None for v in reported.values()),
+               expected="distribution-mode set on every source the broker sends",
+               observed=f"the node supports {sorted(modes)}; {shown}")
+
+
+@case("amqp10/3.5.3/unknown-distribution-mode-not-claimed",
+      title="a distribution-mode no one defines is not reported as the mode in place",
+      clauses=(REPORT_ACTUAL,))
+def unknown_distribution_mode(ctx: Context) -> None:
+    """Asks (receiving end, 3.5.3 lets it state a preference) for distribution-mode
+    'amqpspec:undefined-mode', which neither the spec nor its registry defines. The broker may
+    refuse the link or adjust the mode, but its source reports the actual terminus, so it must
+    not carry the undefined mode."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    open_sender(ctx, peer, ch, addr)
+    bogus = "amqpspec:undefined-mode"
+    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                                   source=spec.Source(address=addr, distribution_mode=Symbol(bogus)),
+                                   target=spec.Target())
+    if remote is None or remote.source is None:
+        ctx.note(f"the broker refused the link: {obs.describe()}")
+        ctx.record(True, expected=f"no source claiming distribution-mode {bogus}", observed=obs.describe())
+        return
+    mode = distribution_mode(remote.source)
+    ctx.record(mode != bogus, expected=f"the source reports the mode in place, not {bogus}",
+               observed=f"source {show(remote.source)}")
+
+
+@case("amqp10/3.5.3/outcomes-valid", title="the broker's source names only outcomes, and its default-outcome is an outcome",
+      clauses=("amqp10:3.5.3/10", "amqp10:3.5.3/12"))
+def outcomes_valid(ctx: Context) -> None:
+    """Attaches two receiving links: one with a minimal source, one asking for all four outcomes
+    and default-outcome modified. In each broker source, every value of outcomes must be the
+    symbolic descriptor of an outcome (accepted, rejected, released, modified or declared) and
+    default-outcome, when set, must be an outcome."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    open_sender(ctx, peer, ch, addr)
+    asked = [Symbol(d) for d in ("amqp:accepted:list", "amqp:rejected:list", "amqp:released:list",
+                                 "amqp:modified:list")]
+    sources = []
+    for what, src in (("minimal", spec.Source(address=addr)),
+                      ("full", spec.Source(address=addr, outcomes=asked,
+                                           default_outcome=spec.Modified(delivery_failed=True)))):
+        _, remote = open_receiver(ctx, peer, ch, src, what)
+        sources.append((what, remote.source))
+    bad_outcomes = []
+    bad_defaults = []
+    for what, src in sources:
+        for o in as_values(src.outcomes):
+            if not isinstance(o, Symbol) or str(o) not in OUTCOME_DESCRIPTORS:
+                bad_outcomes.append(f"{what}: {show(o)}")
+        d = src.default_outcome
+        if d is not None and not _is_outcome(d):
+            bad_defaults.append(f"{what}: {show(d)}")
+    shown = "; ".join(f"{w}: outcomes={show(s.outcomes)}, default-outcome={show(s.default_outcome)}"
+                      for w, s in sources)
+    ctx.record(not bad_outcomes, what="outcomes are symbolic descriptors of outcomes", clauses=("amqp10:3.5.3/12",),
+               expected="each value a symbol among " + ", ".join(sorted(OUTCOME_DESCRIPTORS)),
+               observed=("not outcome descriptors: " + ", ".join(bad_outcomes) + "; " if bad_outcomes else "") + shown)
+    ctx.record(not bad_defaults, what="default-outcome is a valid outcome", clauses=("amqp10:3.5.3/10",),
+               expected="null or an outcome (accepted, rejected, released, modified, declared)",
+               observed=("not outcomes: " + ", ".join(bad_defaults) + "; " if bad_defaults else "") + shown)
+
+
+def _is_outcome(value: Any) -> bool:
+    if isinstance(value, DescribedBase):
+        return value.NAME in OUTCOME_DESCRIPTORS.values() and not value.problems
+    if isinstance(value, Described):
+        d = value.descriptor
+        return (isinstance(d, Symbol) and str(d) in OUTCOME_DESCRIPTORS) or (isinstance(d, int) and int(d) in OUTCOME_CODES)
+    return False
+
+
+@case("amqp10/3.5.3/default-outcome-applied",
+      title="a delivery settled without a state gets the source's default-outcome",
+      level=Level.SHOULD,
+      guideline="Indicates the outcome to be used for transfers that have not reached a terminal state at the "
+                "receiver when the transfer is settled, including when the source is destroyed.")
+def default_outcome_applied(ctx: Context) -> None:
+    """Asks for default-outcome released; the broker reports the default-outcome in place
+    (skipped when it reports none). Receives a message and settles it with no state: with a
+    released or modified (not undeliverable-here) default the message must be delivered again
+    (on a second link); with accepted or rejected it must not."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    snd = open_sender(ctx, peer, ch, addr)
+    first = token(ctx, "first")
+    if not isinstance(deliver(peer, ch, snd, first), spec.Accepted):
+        ctx.skip("the broker did not accept the message posted to the node")
+    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr, default_outcome=spec.Released()))
+    default = remote.source.default_outcome
+    if default is None or not _is_outcome(default):
+        ctx.skip(f"the broker's source reports no default-outcome (default-outcome={show(default)})")
+    name = default.NAME if isinstance(default, DescribedBase) else "?"
+    comes_back = name == "released" or (name == "modified" and not getattr(default, "undeliverable_here", None))
+    arrivals = Arrivals(peer, ch)
+    grant(peer, ch, rcv, 1)
+    if not arrivals.until(lambda a: a.with_token(first, rcv)):
+        ctx.skip(f"the message was not delivered on the receiving link: {arrivals.describe()}")
+    _, t, _ = arrivals.with_token(first, rcv)[0]
+    peer.send(AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=int(t.delivery_id), settled=True)))
+    peer.send(AMQPFrame(ch, spec.Detach(handle=rcv, closed=True)))
+    arrivals.until(lambda a: a.errors() or any(performative_name(f) == "detach" and f.channel == ch
+                                               for f in a.others))
+    if arrivals.errors():
+        ctx.record(False, expected=f"default-outcome {show(default)} applied to the delivery settled without a state",
+                   observed=f"the broker answered the disposition (settled, no state) with an error: "
+                            f"{arrivals.describe()}")
+        return
+    other, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr), "second")
+    sentinel = token(ctx, "sentinel")
+    deliver(peer, ch, snd, sentinel)
+    grant(peer, ch, other, 5)
+    arrivals.until(lambda a: (a.with_token(first, other) and a.with_token(sentinel, other)) or a.errors())
+    if not comes_back:
+        arrivals.until(lambda a: a.with_token(first, other) or a.errors(), ABSENT_WINDOW)
+    again = bool(arrivals.with_token(first, other))
+    ctx.record(again == comes_back,
+               expected=f"default-outcome {show(default)}: the message "
+                        f"{'is delivered again' if comes_back else 'is not delivered again'}",
+               observed=f"message {'delivered again' if again else 'not delivered again'} on a second link; "
+                        f"{arrivals.describe()}")
+
+
+@case("amqp10/3.5.3/no-node-properties-without-dynamic",
+      title="the broker's source carries dynamic-node-properties only when dynamic is true",
+      clauses=("amqp10:3.5.3/6",))
+def source_node_properties(ctx: Context) -> None:
+    """Attaches a receiving link whose source names an address and (wrongly, without dynamic)
+    dynamic-node-properties {lifetime-policy: delete-on-close}. Whatever the broker does with
+    them, its own source must leave dynamic-node-properties unset unless its dynamic is true."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    open_sender(ctx, peer, ch, addr)
+    props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
+    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                                   source=spec.Source(address=addr, dynamic_node_properties=props),
+                                   target=spec.Target())
+    _node_properties_check(ctx, remote, obs, "source")
+
+
+@case("amqp10/3.5.4/no-node-properties-without-dynamic",
+      title="the broker's target carries dynamic-node-properties only when dynamic is true",
+      clauses=("amqp10:3.5.4/6",))
+def target_node_properties(ctx: Context) -> None:
+    """Attaches a sending link whose target names an address and (wrongly, without dynamic)
+    dynamic-node-properties {lifetime-policy: delete-on-close}. The broker's own target must
+    leave dynamic-node-properties unset unless its dynamic is true."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
+    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "snd"), role=spec.Role.SENDER, source=spec.Source(),
+                                   target=spec.Target(address=addr, dynamic_node_properties=props))
+    _node_properties_check(ctx, remote, obs, "target")
+
+
+def _node_properties_check(ctx: Context, remote: Any, obs: Observation, which: str) -> None:
+    terminus = None if remote is None else getattr(remote, which)
+    if terminus is None:
+        ctx.record(True, expected=f"no {which} with dynamic-node-properties unless dynamic is true",
+                   observed=f"no {which} in the broker's attach: {obs.describe()}")
+        return
+    ok = terminus.dynamic_node_properties is None or terminus.dynamic is True
+    ctx.record(ok, expected=f"dynamic-node-properties unset in the broker's {which} (its dynamic is not true)",
+               observed=f"{which} {show(terminus)}")
+
+
+# ---------------------------------------------------------------------------- dynamic nodes
+
+def _dynamic(ctx: Context, which: str, properties: dict | None = None) -> tuple[Peer, int, int, Any, str]:
+    """Requests a dynamic node as source (we receive) or target (we send); skips when none is reported.
+
+    Returns the peer, channel, our handle, the broker's terminus, and the link name.
+    """
+    container = ctx.name("container")
+    peer, ch = session(ctx, container_id=container)
+    name = link_name(ctx, "dyn")
+    if which == "source":
+        h, remote, obs = attach_answer(peer, ch, name, role=spec.Role.RECEIVER,
+                                       source=spec.Source(dynamic=True, dynamic_node_properties=properties),
+                                       target=spec.Target())
+    else:
+        h, remote, obs = attach_answer(peer, ch, name, role=spec.Role.SENDER, source=spec.Source(),
+                                       target=spec.Target(dynamic=True, dynamic_node_properties=properties))
+    why = refusal(obs, remote)
+    if why is not None:
+        ctx.skip(f"the broker does not create dynamic nodes: {why}")
+    terminus = getattr(remote, which)
+    if terminus is None or terminus.dynamic is not True:
+        ctx.skip(f"the broker's {which} does not report a dynamic node ({which}={show(terminus)})")
+    addr = terminus.address
+    if isinstance(addr, str) and addr:
+        ctx.will_delete("queue", addr)
+    return peer, ch, h, terminus, name
+
+
+def _dynamic_checks(ctx: Context, terminus: Any, name: str, which: str, must: str, should: tuple[str, str]) -> None:
+    addr = terminus.address
+    ctx.record(addr is not None, what=f"the {which} of the created node has its address", clauses=(must,),
+               expected="address set", observed=f"{which} {show(terminus)}")
+    container = ctx.name("container")  # the container-id _dynamic opened the connection with
+    text = str(addr) if addr is not None else ""
+    ctx.record(name in text and container in text, what="the generated address names the link and our container",
+               clauses=should, expected=f"an address including the link name {name!r} and container-id {container!r}",
+               observed=f"address {show(addr)}")
+    props = terminus.dynamic_node_properties
+    problems = _node_property_problems(props)
+    ctx.record(not problems, what="the node properties have the standard types",
+               clauses=("amqp10:3.5.9/1", "amqp10:3.5.9/2", "amqp10:3.5.9/3"),
+               expected="lifetime-policy a lifetime-policy type; supported-dist-modes one or more symbols",
+               observed="; ".join(problems) or f"dynamic-node-properties={show(props)}")
+
+
+def _node_property_problems(props: Any) -> list[str]:
+    if props is None:
+        return []
+    if not hasattr(props, "items"):
+        return [f"dynamic-node-properties is not a map: {show(props)}"]
+    out = []
+    for k, v in props.items():
+        key = str(k)
+        if key == "lifetime-policy" and not (isinstance(v, LIFETIME_POLICIES) and not v.problems):
+            out.append(f"lifetime-policy {show(v)} is not a lifetime-policy")
+        if key == "supported-dist-modes":
+            values = as_values(v)
+            if not values or not all(isinstance(m, Symbol) for m in values):
+                out.append(f"supported-dist-modes {show(v)} is not one or more symbols")
+    return out
+
+
+@case("amqp10/3.5.3/dynamic-source-address", title="a source created on request reports its address",
+      clauses=("amqp10:3.5.3/2", "amqp10:3.5.3/3", "amqp10:3.5.3/5", "amqp10:3.5.9/1", "amqp10:3.5.9/2",
+               "amqp10:3.5.9/3"))
+def dynamic_source_address(ctx: Context) -> None:
+    """Attaches a receiving link with source {dynamic: true, no address, dynamic-node-properties
+    {lifetime-policy: delete-on-close, supported-dist-modes: move}}. Skipped unless the broker's
+    source has dynamic=true. Then: its address is set (MUST); it includes the link name and our
+    container-id (SHOULD); node properties it reports have the standard types (MUST)."""
+    props = {Symbol("lifetime-policy"): spec.DeleteOnClose(),
+             Symbol("supported-dist-modes"): Array([Symbol("move")], type="symbol")}
+    _, _, _, terminus, name = _dynamic(ctx, "source", props)
+    _dynamic_checks(ctx, terminus, name, "source", "amqp10:3.5.3/2", ("amqp10:3.5.3/3", "amqp10:3.5.3/5"))
+
+
+@case("amqp10/3.5.4/dynamic-target-address", title="a target created on request reports its address",
+      clauses=("amqp10:3.5.4/2", "amqp10:3.5.4/3", "amqp10:3.5.4/5", "amqp10:3.5.9/1"))
+def dynamic_target_address(ctx: Context) -> None:
+    """Attaches a sending link with target {dynamic: true, no address, dynamic-node-properties
+    {lifetime-policy: delete-on-close}}. Skipped unless the broker's target has dynamic=true.
+    Then: its address is set (MUST); it includes the link name and our container-id (SHOULD);
+    node properties it reports have the standard types (MUST)."""
+    props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
+    _, _, _, terminus, name = _dynamic(ctx, "target", props)
+    _dynamic_checks(ctx, terminus, name, "target", "amqp10:3.5.4/2", ("amqp10:3.5.4/3", "amqp10:3.5.4/5"))
+
+
+@case("amqp10/3.5.10/delete-on-close", title="a node created with delete-on-close goes away with its link",
+      level=Level.SHOULD,
+      guideline="A node dynamically created with this lifetime policy will be deleted at the point that the link "
+                "which caused its creation ceases to exist.")
+def delete_on_close(ctx: Context) -> None:
+    """Requests a dynamic source with lifetime-policy delete-on-close; skipped unless the broker
+    reports a dynamic source whose lifetime-policy is delete-on-close. Posts a message to the
+    node (not consumed), closes the link, then attaches to the address again: the old node's
+    message must not be delivered (the attach may also be refused: the node is gone)."""
+    props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
+    peer, ch, h, terminus, _ = _dynamic(ctx, "source", props)
+    policy = (terminus.dynamic_node_properties or {}).get(Symbol("lifetime-policy")) \
+        if hasattr(terminus.dynamic_node_properties or {}, "get") else None
+    if not isinstance(policy, spec.DeleteOnClose):
+        ctx.skip(f"the broker's dynamic source does not report lifetime-policy delete-on-close "
+                 f"(dynamic-node-properties={show(terminus.dynamic_node_properties)})")
+    addr = str(terminus.address)
+    snd = open_sender(ctx, peer, ch, addr)
+    left = token(ctx, "left")
+    if not isinstance(deliver(peer, ch, snd, left), spec.Accepted):
+        ctx.skip("the broker did not accept a message posted to the dynamic node")
+    peer.send(AMQPFrame(ch, spec.Detach(handle=h, closed=True)))
+    peer.await_frame("detach", channel=ch, match=lambda f: f.performative.closed is True)
+    h2, remote, obs = attach_answer(peer, ch, link_name(ctx, "again"), role=spec.Role.RECEIVER,
+                                    source=spec.Source(address=addr), target=spec.Target())
+    if refusal(obs, remote) is not None or remote.source is None:
+        ctx.record(True, expected="the node is gone", observed=f"attach to {addr!r} refused: {obs.describe()}")
+        return
+    arrivals = Arrivals(peer, ch)
+    grant(peer, ch, h2, 5)
+    arrivals.until(lambda a: a.with_token(left) or a.errors(), ABSENT_WINDOW * 2)
+    ctx.record(not arrivals.with_token(left), expected="the node is gone: its message is not delivered",
+               observed=f"{len(arrivals.with_token(left))} delivery of the message posted before the link closed")
+
+
+# ============================================================================ 3.5.8 filter set
+
+@case("amqp10/3.5.8/unknown-filter-not-claimed", title="a filter of an undefined type is not reported as in place",
+      clauses=(REPORT_ACTUAL,))
+def unknown_filter(ctx: Context) -> None:
+    """Asks for a filter-set holding one filter whose descriptor 'amqpspec:undefined-filter:string'
+    no specification or registry defines. The sending endpoint sets the filter actually in
+    place and reports the actual terminus, so the broker's source must not carry that filter
+    (it may refuse the link, or attach without it)."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    open_sender(ctx, peer, ch, addr)
+    key = Symbol("amqpspec-undefined")
+    filt = {key: Described(Symbol("amqpspec:undefined-filter:string"), "anything")}
+    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                                   source=spec.Source(address=addr, filter=filt), target=spec.Target())
+    if remote is None or remote.source is None:
+        ctx.record(True, expected="no source claiming the undefined filter", observed=f"link refused: {obs.describe()}")
+        return
+    reported = remote.source.filter
+    keys = [str(k) for k in reported.keys()] if hasattr(reported, "keys") else []
+    claimed = str(key) in keys or "amqpspec:undefined-filter:string" in show(reported)
+    ctx.record(not claimed, expected="the broker's source filter without the undefined filter",
+               observed=f"filter={show(reported)}")
+
+
+@case("amqp10/3.5.8/filter-set-well-formed", title="the filter-set the broker reports has symbol keys and filter values",
+      clauses=("amqp10:3.5.8/1",))
+def filter_set_well_formed(ctx: Context) -> None:
+    """Asks for a filter-set with a registered selector filter (apache.org:selector-filter:string
+    "1=1") and a null-valued entry. Whatever filters the broker reports in its source: every key
+    a symbol, every value null or a described value (a filter)."""
+    peer, ch = session(ctx)
+    addr = address(ctx)
+    open_sender(ctx, peer, ch, addr)
+    filt = {Symbol("selector"): Described(Symbol("apache.org:selector-filter:string"), "1=1"),
+            Symbol("amqpspec-null"): None}
+    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                                   source=spec.Source(address=addr, filter=filt), target=spec.Target())
+    if remote is None or remote.source is None:
+        ctx.skip(f"the broker refused the link: {obs.describe()}")
+    reported = remote.source.filter
+    if reported is None:
+        ctx.record(True, expected="a well-formed filter-set, or none", observed="no filter reported")
+        return
+    problems = []
+    if not hasattr(reported, "items"):
+        problems.append(f"filter is a {type(reported).__name__}, not a map")
+    else:
+        for k, v in reported.items():
+            if not isinstance(k, Symbol):
+                problems.append(f"key {show(k)} is not a symbol")
+            if v is not None and not isinstance(v, (Described, DescribedBase)):
+                problems.append(f"value of {show(k)} is {show(v)}, neither null nor described")
+    ctx.record(not problems, expected="symbol keys; values null or described",
+               observed="; ".join(problems) or f"filter={show(reported)}")
