@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from amqpspec import clauses as clause_catalog
 from amqpspec.clauses import Level
+from amqpspec.errors import AmqpspecError
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.result import Check, CloseInfo, Verdict
 from amqpspec.target import Target
@@ -41,8 +42,9 @@ class Skip(Exception):
     """Raised by a case when the feature is not offered or the case does not apply."""
 
 
-class CaseDefinitionError(Exception):
-    """A case is declared wrongly (bad id, unknown clause): a bug in the catalog."""
+class CaseDefinitionError(AmqpspecError):
+    """A case is declared wrongly (bad id, unknown clause, a module that does not import): a
+    bug in the catalog, reported as one line like any other error of the suite."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,12 @@ def discover(protocol: str) -> list[CaseSpec]:
         except ModuleNotFoundError:
             continue
         for info in pkgutil.walk_packages(package.__path__, package_name + "."):
-            importlib.import_module(info.name)
+            try:
+                importlib.import_module(info.name)
+            except CaseDefinitionError:
+                raise
+            except Exception as exc:  # a broken case module is a catalog bug: say which, do not crash
+                raise CaseDefinitionError(f"case module {info.name} does not load: {type(exc).__name__}: {exc}") from exc
     return sorted((c for c in REGISTRY.values() if c.protocol == protocol), key=lambda c: _sort_key(c.id))
 
 
