@@ -384,7 +384,7 @@ class Scenario:
         self.pump(lambda: False, window)
 
     # ------------------------------------------------------------------ checks
-    def require(self, what: str, fn: Callable[[], T], *, expected: str, clauses: tuple[str, ...] = (),
+    def require(self, what: str, fn: Callable[[], T], *, expected: str, clauses: tuple[str, ...] | None = None,
                 level: Level | None = None, guideline: str = "") -> T:
         """A step the cited text says must work: a broker refusal is a failed check, and the end
         of the scenario. Success is recorded too, so the report shows the step."""
@@ -396,13 +396,14 @@ class Scenario:
         self._record(True, what, expected, "done", clauses, level, guideline)
         return value
 
-    def check(self, ok: bool, what: str, *, expected: str, observed: str, clauses: tuple[str, ...] = (),
+    def check(self, ok: bool, what: str, *, expected: str, observed: str, clauses: tuple[str, ...] | None = None,
               level: Level | None = None, guideline: str = "") -> bool:
         self.ctx.transcript.event(f"check {'passed' if ok else 'FAILED'}: {what}")
         return self._record(ok, what, expected, observed, clauses, level, guideline)
 
-    def _record(self, ok: bool, what: str, expected: str, observed: str, clauses: tuple[str, ...],
+    def _record(self, ok: bool, what: str, expected: str, observed: str, clauses: tuple[str, ...] | None,
                 level: Level | None, guideline: str) -> bool:
+        """``clauses=None`` weighs the check by the case's own clauses (or its guideline level)."""
         spec = self.ctx.spec
         if guideline and guideline == spec.guideline and level == spec.level and not clauses:
             level, guideline = None, ""  # the case's own guideline: already stated once for the case
