@@ -3,14 +3,197 @@
 "Prior to sending any frames on a connection, each peer MUST start by sending a protocol
 header ..." and a peer that does not support the requested version MUST send the header
 of a version it supports and close the socket.
+
+How a refusal may look: 2.2 says "send a protocol header with a supported protocol version
+and then close the socket", while 2.4.3 says "Prior to closing a connection, each peer MUST
+write a close frame" (which needs an open first, 2.4.1). The two sentences overlap, so a
+refusal passes when the broker's first octets are a valid protocol header other than the one
+refused and the socket then closes -- with nothing in between, or with well-formed frames of
+the version it announced (2.2/2), an open first. The SASL (5.3) and TLS (5.2) headers follow
+"the same rules specified in the version negotiation section": their modules use the helpers
+defined here.
 """
 from __future__ import annotations
 
+import socket
+import time
+from typing import Callable
+
 from amqpspec.case import Context, case
-from amqpspec.verify10 import HeaderThenClose, Replies
-from amqpspec.wire.amqp10 import ProtocolHeader
+from amqpspec.clauses import Level
+from amqpspec.peer.amqp10 import Observation, Peer, performative_name
+from amqpspec.verify import Verifier
+from amqpspec.verify10 import AnyOf
+from amqpspec.wire.amqp10 import (
+    AMQP_HEADER, AMQPFrame, Composite, MalformedFrame, ProtocolHeader, RawFrame, describe, spec,
+)
+
+from ._common import REACTION_WINDOW, WAIT
+
+V1 = (1, 0, 0)
+ALTERNATIVE_CLOSE = "amqp10:2.4.3/1"   # "Prior to closing a connection, each peer MUST write a close frame ..."
+REFUSE = ("amqp10:2.2/8", ALTERNATIVE_CLOSE)
+UNPARSEABLE = ("amqp10:2.2/11", ALTERNATIVE_CLOSE)
+PROTOCOL_ID = ("amqp10:2.2/12", "amqp10:2.2/13", ALTERNATIVE_CLOSE)
 
 
+# ---------------------------------------------------------------------------------------- helpers
+def header_of(obs: Observation) -> ProtocolHeader | None:
+    """The broker's first item when it is a protocol header."""
+    frames = obs.frames()
+    return frames[0] if frames and isinstance(frames[0], ProtocolHeader) else None
+
+
+class RefusesWithHeader(Verifier):
+    """A valid protocol header other than the refused one, then the socket closes.
+
+    Between the two, only well-formed frames of the announced protocol are allowed (2.2/2),
+    beginning with open for an AMQP header (2.4.1): a broker may open and close with an error
+    (2.4.3) before dropping the socket.
+    """
+
+    def __init__(self, refused: bytes | None, *, refused_protocol_id: int | None = None) -> None:
+        self.refused = refused
+        self.refused_protocol_id = refused_protocol_id
+
+    def problem(self, obs: Observation) -> str | None:
+        hdr = header_of(obs)
+        if hdr is None or not hdr.well_formed:
+            return "the broker's first octets are not a protocol header"
+        if self.refused is not None and hdr.data == self.refused:
+            return "the broker echoed the header it cannot support"
+        if self.refused_protocol_id is not None and hdr.protocol_id == self.refused_protocol_id:
+            return f"the broker answered with the refused protocol id {self.refused_protocol_id}"
+        if obs.framing_error:
+            return "what followed the header does not match the version it announced"
+        rest = obs.frames()[1:]
+        for item in rest:
+            if isinstance(item, (ProtocolHeader, RawFrame, MalformedFrame)):
+                return "what followed the header does not match the version it announced"
+        if rest and hdr.protocol_id == 0 and performative_name(rest[0]) != "open":
+            return "a frame other than open followed the AMQP header"
+        if not obs.closed:
+            return "the socket was not closed"
+        return None
+
+    def accepts(self, obs: Observation) -> bool:  # type: ignore[override]
+        return self.problem(obs) is None
+
+    def describe(self) -> str:
+        refused = "" if self.refused is None else f" other than {ProtocolHeader(self.refused).summary()}"
+        if self.refused_protocol_id is not None:
+            refused = f" with a protocol id other than {self.refused_protocol_id}"
+        return (f"a valid protocol header{refused}, then the socket closed (directly, or after open and close "
+                "frames of the announced version)")
+
+
+class StartsAmqp091(Verifier):
+    """The broker goes on in AMQP 0-9-1: its first octets are a 0-9-1 connection.start frame."""
+
+    expects_close = False
+
+    def __init__(self, peer: Peer) -> None:
+        self.peer = peer
+
+    def accepts(self, obs: Observation) -> bool:  # type: ignore[override]
+        head = self.peer.link.head
+        # frame type 1 (method), channel 0, size (4), class 10 (connection), method 10 (start)
+        return len(head) >= 11 and head[0] == 1 and head[1:3] == b"\x00\x00" and head[7:11] == b"\x00\x0a\x00\x0a"
+
+    def describe(self) -> str:
+        return "an AMQP 0-9-1 connection.start (the broker implements 0-9-1 and proceeds in it)"
+
+
+def observe_until(peer: Peer, window: float, done: Callable[[Observation], bool]) -> Observation:
+    """observe() in short slices until ``done`` holds, the socket closes, or ``window`` passes."""
+    total = Observation()
+    started = time.monotonic()
+    while True:
+        left = window - (time.monotonic() - started)
+        part = peer.observe(max(0.0, min(0.25, left)))
+        total.received += part.received
+        total.end = part.end
+        total.framing_error = total.framing_error or part.framing_error
+        total.replied_close = total.replied_close or part.replied_close
+        if part.closed or done(total) or left <= 0.25:
+            break
+    total.elapsed = time.monotonic() - started
+    return total
+
+
+def send_header(ctx: Context, data: bytes, window: float = REACTION_WINDOW,
+                done: Callable[[Observation], bool] | None = None) -> tuple[Peer, Observation]:
+    """A new connection on which ``data`` is the first thing sent; what the broker does then."""
+    peer = ctx.connect(handshake=False)
+    peer.send(ProtocolHeader(data) if len(data) == 8 and data[:4] == b"AMQP" else data)
+    if done is None:
+        return peer, peer.observe(window)
+    return peer, observe_until(peer, window, done)
+
+
+def version_text(v: tuple[int, int, int]) -> str:
+    return ".".join(str(x) for x in v)
+
+
+def check_version_choice(ctx: Context, obs: Observation, requested: tuple[int, int, int] | None) -> None:
+    """2.2/9 and 2.2/10: the version a refusal offers.
+
+    The broker implements 1.0.0. When 1.0.0 <= requested, the highest supported version not
+    above the request is at least 1.0.0 and at most the request (2.2/9); when the request is
+    below every version the broker supports, it should offer its highest, which is at least
+    1.0.0 (2.2/10). ``requested`` None: the request could not be parsed, no version rule applies.
+    """
+    hdr = header_of(obs)
+    if hdr is None or not hdr.well_formed or requested is None:
+        return
+    got = hdr.version
+    assert got is not None
+    if requested >= V1:
+        ctx.record(V1 <= got <= requested, clauses=("amqp10:2.2/9",),
+                   what="the version offered is the highest supported not above the request",
+                   expected=f"a version from {version_text(V1)} to {version_text(requested)} (the broker supports "
+                            f"{version_text(V1)})",
+                   observed=hdr.summary())
+    else:
+        ctx.record(got >= V1, clauses=("amqp10:2.2/10",),
+                   what="below every supported version: the highest supported version is offered",
+                   expected=f"a version of at least {version_text(V1)} (the broker supports {version_text(V1)})",
+                   observed=hdr.summary())
+
+
+def keeps_reading(ctx: Context, peer: Peer, obs: Observation) -> tuple[bool, str]:
+    """Whether the broker shut down only its outgoing stream and still reads ours.
+
+    Expects the socket to have ended with FIN. Sends octets after that FIN: a broker still
+    reading takes them; a broker that closed the whole socket makes our kernel receive an RST
+    (the second send then fails, or the read reports a reset). Our stream is then ended
+    (shutdown of our outgoing side), as the reading peer expects.
+    """
+    if obs.end == "rst":
+        return False, "the broker reset the connection (RST) instead of shutting down its outgoing stream"
+    if obs.end != "fin":
+        return False, f"the broker did not close its outgoing stream ({obs.describe()})"
+    for i in range(2):
+        if not peer.link.send_bytes(b"\x00" * 8, f"8 octets after the broker's FIN ({i + 1}/2): is it still reading?"):
+            return False, f"after its FIN the broker no longer reads: {peer.link.send_failed}"
+        time.sleep(0.2)
+    sock = peer.link.sock
+    try:
+        sock.settimeout(0.3)
+        sock.recv(64)
+    except (ConnectionResetError, BrokenPipeError) as exc:
+        peer.link.transcript.event(f"reset after the broker's FIN: {exc}", peer.link.conn)
+        return False, "after its FIN the broker no longer reads: octets sent to it were answered by a reset (RST)"
+    except OSError:
+        pass
+    try:
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    return True, "FIN, then octets we sent afterwards were taken without a reset"
+
+
+# ---------------------------------------------------------------------------------------- accepted
 @case("amqp10/2.2/amqp-header-answered", title="the AMQP 1.0 header is answered with the AMQP 1.0 header",
       clauses=("amqp10:2.2/1",))
 def amqp_header_answered(ctx: Context) -> None:
@@ -21,3 +204,233 @@ def amqp_header_answered(ctx: Context) -> None:
     frames = obs.frames()
     ok = bool(frames) and isinstance(frames[0], ProtocolHeader) and frames[0].well_formed
     ctx.record(ok, expected="a protocol header first", observed=obs.describe())
+
+
+def _accepts_amqp_header(ctx: Context, obs: Observation) -> bool:
+    """2.2/7: the requested AMQP 0 1.0.0 echoed -- or, for a broker that requires a security
+    layer, a header with another protocol id and a close (2.2/12). Returns whether it was echoed."""
+    hdr = header_of(obs)
+    if hdr is not None and hdr.data == AMQP_HEADER:
+        ctx.record(True, expected="protocol-header AMQP 0 1.0.0", observed=obs.describe(),
+                   clauses=("amqp10:2.2/7",), what="the requested version is answered with the same header")
+        return True
+    refused = RefusesWithHeader(None, refused_protocol_id=0)
+    ok = refused.accepts(obs)
+    ctx.record(ok, expected="protocol-header AMQP 0 1.0.0, or (a broker that requires a security layer) a header "
+                            "with another protocol id then the socket closed",
+               observed=obs.describe(), clauses=("amqp10:2.2/7", "amqp10:2.2/12"),
+               what="the requested version is answered with the same header")
+    if ok:
+        ctx.note("the broker requires a security layer: it refused the plain AMQP header")
+    return False
+
+
+@case("amqp10/2.2/requested-version-proceeds",
+      title="AMQP 0 1.0.0 is answered with AMQP 0 1.0.0, then the connection proceeds in 1.0",
+      clauses=("amqp10:2.2/7", "amqp10:2.2/2", "amqp10:2.2/12", "amqp10:2.3.1/1", "amqp10:2.3.2/1"))
+def requested_version_proceeds(ctx: Context) -> None:
+    """Sends AMQP 0 1.0.0, waits for the broker's header, then sends open. Passes when the header
+    is exactly AMQP 0 1.0.0 and what follows it is 1.0 framing: an open answering ours (2.2/2,
+    2.2/7), in a frame whose SIZE covers exactly its header and performative (2.3.1/1) and whose
+    body is a performative (2.3.2/1). A broker that requires TLS or SASL may instead answer with
+    that protocol id and close."""
+    peer = ctx.connect(handshake=False)
+    peer.send(ProtocolHeader.amqp())
+    obs = peer.observe(WAIT, stop=lambda item: isinstance(item, ProtocolHeader))
+    if not _accepts_amqp_header(ctx, obs):
+        return
+    peer.stage = "header"
+    peer.open(wait=False)
+    after = peer.observe(WAIT, stop=lambda item: performative_name(item) == "open")
+    ok = after.first("open") is not None and after.framing_error is None
+    ctx.record(ok, expected="an open frame, decodable as AMQP 1.0", observed=after.describe(),
+               clauses=("amqp10:2.2/2", "amqp10:2.2/7"), what="the data after the header is AMQP 1.0 (open answered)")
+    if not ok:
+        return
+    frames = [f for f in after.frames() if isinstance(f, AMQPFrame)]
+    open_frame = after.performatives("open")[0]
+    ctx.record(not open_frame.payload, expected="an open frame whose SIZE ends where the open performative ends",
+               observed=describe(open_frame), clauses=("amqp10:2.3.1/1",),
+               what="SIZE is the total of frame header, extended header and body")
+    ctx.record(all(isinstance(f.performative, Composite) and "frame" in f.performative.PROVIDES for f in frames),
+               expected="every AMQP frame body starts with a performative (a described type providing 'frame')",
+               observed=after.describe(), clauses=("amqp10:2.3.2/1",), what="AMQP frames carry performatives")
+
+
+@case("amqp10/2.2/header-byte-by-byte", title="a header sent one octet at a time is answered with the header",
+      clauses=("amqp10:2.2/7", "amqp10:2.2/12"))
+def header_byte_by_byte(ctx: Context) -> None:
+    """Sends AMQP 0 1.0.0 in eight TCP segments, 20 ms apart. TCP is a byte stream: the broker must
+    recognise the header however it is split and answer AMQP 0 1.0.0 (or refuse the protocol id
+    and close, if it requires a security layer)."""
+    peer = ctx.connect(handshake=False)
+    peer.send_slowly(AMQP_HEADER, chunk=1, pause=0.02)
+    obs = peer.observe(WAIT, stop=lambda item: isinstance(item, ProtocolHeader))
+    _accepts_amqp_header(ctx, obs)
+
+
+@case("amqp10/2.2/header-split-with-pause", title="a header completed after a pause is answered with the header",
+      clauses=("amqp10:2.2/7", "amqp10:2.2/12"))
+def header_split_with_pause(ctx: Context) -> None:
+    """Sends the first five octets of AMQP 0 1.0.0 (a partial header), waits 0.5 s, then the other
+    three. The broker must wait for the whole header and answer AMQP 0 1.0.0 (or refuse the
+    protocol id and close)."""
+    peer = ctx.connect(handshake=False)
+    peer.send(AMQP_HEADER[:5])
+    early = peer.observe(0.5)
+    peer.send(AMQP_HEADER[5:])
+    obs = peer.observe(WAIT, stop=lambda item: isinstance(item, ProtocolHeader))
+    obs.received = early.received + obs.received
+    if early.closed:
+        obs.end = early.end
+    _accepts_amqp_header(ctx, obs)
+
+
+@case("amqp10/2.2/late-header", title="a header sent one second after connecting is answered with the header",
+      clauses=("amqp10:2.2/5", "amqp10:2.2/7", "amqp10:2.2/12"))
+def late_header(ctx: Context) -> None:
+    """Connects, sends nothing for one second, then AMQP 0 1.0.0. The broker may send its header
+    first or wait for ours (2.2/5); either way the requested version must be answered with
+    AMQP 0 1.0.0 (or the protocol id refused with a close)."""
+    peer = ctx.connect(handshake=False)
+    early = peer.observe(1.0)
+    if early.closed:
+        ctx.record(False, expected="the connection waits for the client's protocol header",
+                   observed=early.describe(), clauses=("amqp10:2.2/5", "amqp10:2.2/7"))
+        return
+    if header_of(early) is not None:
+        ctx.note(f"the broker sent its header before ours: {header_of(early).summary()}")  # type: ignore[union-attr]
+    peer.send(ProtocolHeader.amqp())
+    obs = peer.observe(WAIT, stop=lambda item: isinstance(item, ProtocolHeader))
+    obs.received = early.received + obs.received
+    _accepts_amqp_header(ctx, obs)
+
+
+@case("amqp10/2.2/header-and-open-in-one-segment",
+      title="a header and an open sent together are answered with the header and an open",
+      clauses=("amqp10:2.2/7", "amqp10:2.2/2"))
+def header_and_open_in_one_segment(ctx: Context) -> None:
+    """Sends AMQP 0 1.0.0 and an open in one write (the client does not wait for the broker's
+    header, which 2.4.2 allows). The broker must answer AMQP 0 1.0.0, then proceed in 1.0: its
+    open. A broker that refuses the protocol id (requires a security layer) may close instead."""
+    peer = ctx.connect(handshake=False)
+    open_frame = AMQPFrame(0, spec.Open(container_id="amqpspec", hostname=ctx.target.host, max_frame_size=65536))
+    peer.send(AMQP_HEADER + open_frame.encode())
+    obs = peer.observe(WAIT, stop=lambda item: performative_name(item) == "open")
+    if not _accepts_amqp_header(ctx, obs):
+        return
+    ok = obs.first("open") is not None and obs.framing_error is None
+    ctx.record(ok, expected="an open after the header", observed=obs.describe(),
+               clauses=("amqp10:2.2/7", "amqp10:2.2/2"), what="the connection proceeds in AMQP 1.0")
+
+
+# ---------------------------------------------------------------------------------------- refused versions
+def _refusal_case(name: str, title: str, data: bytes, doc: str, clauses: tuple[str, ...],
+                  requested: tuple[int, int, int] | None, *, protocol_id_refused: bool = False) -> None:
+    version_clause = () if requested is None else (("amqp10:2.2/9",) if requested >= V1 else ("amqp10:2.2/10",))
+
+    def run(ctx: Context) -> None:
+        _, obs = send_header(ctx, data)
+        verifier = RefusesWithHeader(data, refused_protocol_id=data[4] if protocol_id_refused else None)
+        ctx.check(obs, verifier, clauses=clauses, what="a valid protocol header, then the socket closed")
+        check_version_choice(ctx, obs, requested)
+
+    run.__doc__ = doc
+    run.__name__ = name.replace("-", "_")
+    case(f"amqp10/2.2/{name}", title=title, clauses=clauses + version_clause)(run)
+
+
+_refusal_case("unsupported-minor-version", "a request for AMQP 0 1.1.0 is answered with a supported header, then close",
+              b"AMQP\x00\x01\x01\x00",
+              "Sends AMQP 0 1.1.0 (the spec's own example of an unsupported version). Passes on a valid header "
+              "other than 1.1.0 followed by the socket close; the version offered should be the highest supported "
+              "one not above 1.1.0, i.e. 1.0.0 (2.2/9, warning).",
+              REFUSE, (1, 1, 0))
+_refusal_case("unsupported-major-version", "a request for AMQP 0 2.0.0 is answered with a supported header, then close",
+              b"AMQP\x00\x02\x00\x00",
+              "Sends AMQP 0 2.0.0. Passes on a valid header other than 2.0.0, then the socket close; the version "
+              "offered should be the highest supported one not above 2.0.0 (2.2/9, warning).",
+              REFUSE, (2, 0, 0))
+_refusal_case("unsupported-revision", "a request for AMQP 0 1.0.1 is answered with a supported header, then close",
+              b"AMQP\x00\x01\x00\x01",
+              "Sends AMQP 0 1.0.1, a revision that does not exist. Passes on a valid header other than 1.0.1, then "
+              "the socket close; the version offered should be 1.0.0, the highest not above the request (2.2/9).",
+              REFUSE, (1, 0, 1))
+_refusal_case("version-below-supported", "a request for AMQP 0 0.1.0 is answered with a supported header, then close",
+              b"AMQP\x00\x00\x01\x00",
+              "Sends AMQP 0 0.1.0, below any version of AMQP. Passes on a valid header other than 0.1.0, then the "
+              "socket close; with no supported version at or below the request, the broker should offer its "
+              "highest, at least 1.0.0 (2.2/10, warning).",
+              REFUSE, (0, 1, 0))
+_refusal_case("unknown-protocol-id", "protocol id 5 is answered with a header of an acceptable protocol id, then close",
+              b"AMQP\x05\x01\x00\x00",
+              "Sends AMQP 5 1.0.0; protocol id 5 is not defined. Passes on a valid header with any protocol id but "
+              "5 (2.2/13: the broker may choose any), then the socket close.",
+              PROTOCOL_ID, None, protocol_id_refused=True)
+_refusal_case("lowercase-literal", "a header with the literal 'amqp' is answered with a valid header, then close",
+              b"amqp\x00\x01\x00\x00",
+              "Sends 'amqp' 0 1.0.0: the literal is upper-case ASCII AMQP, so the header cannot be parsed. Passes on "
+              "a valid protocol header, then the socket close.",
+              UNPARSEABLE, None)
+_refusal_case("http-request", "an HTTP request is answered with a valid AMQP header, then close",
+              b"GET / HTTP/1.1\r\nHost: amqpspec\r\n\r\n",
+              "Sends an HTTP/1.1 GET, the spec's example (3) of figure 2.12. Passes on a valid protocol header, then "
+              "the socket close.",
+              UNPARSEABLE, None)
+_refusal_case("frame-without-header", "an open frame sent without a header is answered with a valid header, then close",
+              AMQPFrame(0, spec.Open(container_id="amqpspec")).encode(),
+              "Sends an open frame as the first octets, with no protocol header before it: the header cannot be "
+              "parsed. Passes on a valid protocol header, then the socket close.",
+              UNPARSEABLE, None)
+
+
+@case("amqp10/2.2/garbage-header", title="eight random octets are answered with a valid header, then close",
+      clauses=UNPARSEABLE)
+def garbage_header(ctx: Context) -> None:
+    """Sends eight seeded random octets (the first one 0x00, so never 'A'): the header cannot be
+    parsed. Passes on a valid protocol header, then the socket close."""
+    data = b"\x00" + bytes(ctx.rng.randrange(256) for _ in range(7))
+    _, obs = send_header(ctx, data)
+    ctx.check(obs, RefusesWithHeader(data), what="a valid protocol header, then the socket closed")
+
+
+@case("amqp10/2.2/amqp-0-9-1-header",
+      title="the AMQP 0-9-1 header is refused with a header and close, or starts AMQP 0-9-1",
+      clauses=("amqp10:2.2/8", "amqp10:2.2/5", ALTERNATIVE_CLOSE, "amqp10:2.2/10"))
+def amqp_0_9_1_header(ctx: Context) -> None:
+    """Sends AMQP 0 0.9.1, the AMQP 0-9-1 protocol header. A broker that does not implement 0-9-1
+    must answer with a header of a version it supports and close (2.2/8), preferably its highest
+    (2.2/10, warning); a multi-protocol broker may serve 0-9-1 on the same port (2.2/5: "This
+    permits a multi protocol server implementation to choose the correct protocol version") and
+    then answers the 0-9-1 way, with connection.start."""
+    data = b"AMQP\x00\x00\x09\x01"
+    peer = ctx.connect(handshake=False)
+    starts = StartsAmqp091(peer)
+    peer.send(ProtocolHeader(data))
+    obs = observe_until(peer, REACTION_WINDOW, lambda o: starts.accepts(o))
+    if starts.accepts(obs):
+        ctx.note(f"the broker's first octets: {peer.link.head[:24].hex()} (an AMQP 0-9-1 method frame)")
+        ctx.check(obs, starts, clauses=("amqp10:2.2/5",), what="the broker proceeds in AMQP 0-9-1")
+        return
+    ctx.check(obs, AnyOf(RefusesWithHeader(data), starts), clauses=("amqp10:2.2/8", ALTERNATIVE_CLOSE),
+              what="a valid protocol header then the socket closed, or 0-9-1")
+    check_version_choice(ctx, obs, (0, 9, 1))
+
+
+@case("amqp10/2.2/mismatch-reads-until-terminated",
+      title="after refusing a header the broker shuts its outgoing stream and reads ours until it ends",
+      clauses=("amqp10:2.2/3",))
+def mismatch_reads_until_terminated(ctx: Context) -> None:
+    """Sends AMQP 0 2.0.0; the headers then do not match. Both peers MUST close their outgoing
+    stream (the broker's FIN, after its header: MUST) and SHOULD read the incoming stream until it
+    is terminated: octets we send after the broker's FIN must not be answered by a reset (warning)."""
+    data = b"AMQP\x00\x02\x00\x00"
+    peer, obs = send_header(ctx, data)
+    if not ctx.check(obs, RefusesWithHeader(data), what="the broker closes its outgoing stream after its header"):
+        return
+    ok, observed = keeps_reading(ctx, peer, obs)
+    ctx.record(ok, expected="the broker keeps reading after its FIN until our stream ends",
+               observed=observed, what="the incoming stream is read until it is terminated",
+               clauses=("amqp10:2.2/3",), level=Level.SHOULD,
+               guideline="both peers MUST close their outgoing stream and SHOULD read the incoming stream until it "
+                         "is terminated")
