@@ -16,7 +16,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from amqpspec.case import CaseSpec, Context, Skip, case_seed
 from amqpspec.errors import ConnectError
@@ -221,7 +221,7 @@ class Runner:
         if isinstance(exc, Skip):
             return Verdict.SKIPPED, str(exc)
         decided = worst(ch.verdict for ch in ctx.checks) if ctx.checks else None
-        failing = next((ch for ch in ctx.checks if ch.verdict is not Verdict.PASSED), None)
+        failing = _worst_check(ctx)
         if timed_out or exc is not None:
             why = (f"did not finish within its {timeout:g}s deadline" if timed_out
                    else _describe_exception(exc))
@@ -326,7 +326,7 @@ class Runner:
             ctx.note(f"cleanup incomplete: {exc}")
 
     def _result(self, c: CaseSpec, ctx: Context, verdict: Verdict, reason: str, duration: float, started_at: str) -> Result:
-        failing = next((ch for ch in ctx.checks if ch.verdict is not Verdict.PASSED), None)
+        failing = _worst_check(ctx)
         shown = failing or (ctx.checks[-1] if ctx.checks else None)
         evidence = {
             "expected": shown.expected if shown else "",
@@ -357,6 +357,12 @@ class Runner:
         if self.target.insecure:
             args.append("--insecure")
         return shlex.join(args)
+
+
+def _worst_check(ctx: Context) -> Any:
+    """The most severe check that did not pass (the first of equals): the case's headline."""
+    failing = [ch for ch in ctx.checks if ch.verdict is not Verdict.PASSED]
+    return max(failing, key=lambda ch: ch.verdict.severity) if failing else None
 
 
 def _reason(check: object) -> str:
