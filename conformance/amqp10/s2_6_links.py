@@ -1,0 +1,596 @@
+"""Spec 2.6 Links (transport): naming, handles, establishing, detaching, link errors, closing.
+
+A link is attached by an attach from each end (2.6.3): the broker answers our attach with
+its own, carrying its terminus -- or a null terminus followed at once by a detach when it
+refuses. A detach unmaps the handle (2.6.4); a closing detach is answered by a closing detach
+(2.6.6); a link detached with an error is destroyed, and input for it ends the session with
+errant-link (2.6.5); a link attached again from elsewhere steals the first attachment (2.6.1).
+
+The first part of the module holds the helpers the link, transfer and disposition modules
+share (s2_6_12_transfers, s2_7_3_attach, s2_7_5_transfer, s2_7_6_disposition,
+s2_7_7_detach): sessions that know the broker's channel, links, putting messages into a node
+and fetching them back on a fresh connection, and the observation of an attach's answer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from amqpspec.case import Context, case
+from amqpspec.clauses import Level
+from amqpspec.peer.amqp10 import WINDOW, Observation, Peer, error_condition, performative_name
+from amqpspec.verify10 import SessionError
+from amqpspec.wire.amqp10 import AMQPFrame, Message, show, spec
+
+from ._common import REACTION_WINDOW, WAIT, Received, address, counters, grant, receive, send_message, settle
+
+SENDER = spec.Role.SENDER
+RECEIVER = spec.Role.RECEIVER
+MAX_PROVOKED_SIZE = 4 << 20     # largest max-message-size we exceed on purpose to provoke a link error
+
+G_ATTACH = ("On receipt of the attach, the remote session endpoint creates a corresponding link endpoint and informs "
+            "its application of the attaching link. [...] The link endpoint is then mapped to an unused handle, and an "
+            "attach frame is issued carrying the state of the newly created endpoint.")
+G_ROLE = ("role: The role being played by the peer, i.e., whether the peer is the sender or the receiver of "
+          "messages on the link.")
+G_NO_TERMINUS = ("Note that if the application chooses not to create a terminus, the session endpoint will still "
+                 "create a link endpoint and issue an attach indicating that the link endpoint has no associated "
+                 "local terminus.")
+G_RECOVER = ("If the remote peer has no record of the link, then no terminus will be located, and local terminus "
+             "(source or target as appropriate) field in the attach frame will be null.")
+G_HANDLE = ("Each link endpoint is assigned a numeric handle used by the peer as a shorthand to refer to the link in "
+            "all frames that reference the link (attach, detach, flow, transfer, disposition).")
+G_DETACH_REPLY = ("Figure 2.37: Detaching a Link -- DETACH(handle=1) ----------> *detach input handle*; "
+                  "*detach output handle* <---------- DETACH(handle=2); (1) At this point both endpoints are detached.")
+G_REATTACH = ("When the state of a link endpoint changes, this is can be communicated by detaching and then "
+              "reattaching with the updated state on the attach frame.")
+G_CLOSE_REPLY = ("A peer closes a link by sending the detach frame with the handle for the specified link, and the "
+                 "closed flag set to true. The partner will destroy the corresponding link endpoint, and reply with "
+                 "its own detach frame with the closed flag set to true.")
+
+
+# ============================================================================ shared helpers
+def link_name(ctx: Context, what: str = "link") -> str:
+    """A link name unique to this case and run (link names identify links across connections, 2.6.1)."""
+    return ctx.name(f"{what}-{ctx.rng.getrandbits(32):08x}")
+
+
+def token(ctx: Context, what: str = "msg") -> str:
+    """A message body unique to this case and run, to recognise the message when it comes back."""
+    return f"{ctx.name(what)}-{ctx.rng.getrandbits(40):010x}"
+
+
+def tag(ctx: Context) -> bytes:
+    """A delivery-tag (8 random octets from the case's seeded generator)."""
+    return ctx.rng.getrandbits(64).to_bytes(8, "big")
+
+
+def next_delivery_id(peer: Peer, ch: int) -> int:
+    """Takes the next delivery-id of our session (the counter _common.send_message uses too)."""
+    c = counters(peer, ch)
+    delivery_id = c.next_outgoing_id
+    c.next_outgoing_id += 1
+    return delivery_id
+
+
+def payload(text: str) -> bytes:
+    return Message(body=text).encode()
+
+
+def text_of(r: Received) -> str:
+    """The body of a received message as text: an amqp-value string, or data octets decoded."""
+    try:
+        m = r.message()
+    except Exception as exc:  # noqa: BLE001 - an undecodable message is something to report, not a crash
+        return f"<undecodable message of {len(r.payload)} octets: {exc}>"
+    body = m.body
+    if isinstance(body, spec.AmqpValue):
+        return str(body.value)
+    if isinstance(body, spec.Data):
+        return bytes(body.value).decode("utf-8", "replace")
+    return f"<body {show(body)}>"
+
+
+def texts(got: list[Received]) -> list[str]:
+    return [text_of(r) for r in got]
+
+
+@dataclass
+class Sess:
+    """One session: the peer, our channel, the broker's channel for it."""
+
+    peer: Peer
+    ch: int
+    remote: int
+
+
+def begin(peer: Peer) -> Sess:
+    ch = peer.free_channel()
+    peer.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
+    got = peer.await_frame("begin", match=lambda f: getattr(f.performative, "remote_channel", None) == ch,
+                           timeout=WAIT)
+    return Sess(peer, ch, got.channel)
+
+
+def session(ctx: Context, **handshake: Any) -> Sess:
+    """A new connection of the case with one session."""
+    return begin(ctx.connect(**handshake))
+
+
+@dataclass
+class Link:
+    """One of our link endpoints and the broker's attach for it (None until it came, or when it did not)."""
+
+    s: Sess
+    name: str
+    handle: int
+    role: bool
+    remote: Any = None
+
+    @property
+    def remote_handle(self) -> int | None:
+        return None if self.remote is None else int(self.remote.handle)
+
+
+def attach(s: Sess, name: str, role: bool, *, source: Any, target: Any, handle: int | None = None,
+           wait: bool = True, **fields: Any) -> Link:
+    """Sends an attach (initial-delivery-count 0 for a sender unless given); with ``wait``, waits for the
+    broker's attach of the same name on the broker's channel of the session."""
+    h = s.peer.free_handle(s.ch) if handle is None else handle
+    if role is SENDER:
+        fields.setdefault("initial_delivery_count", 0)
+    s.peer.send(AMQPFrame(s.ch, spec.Attach(name=name, handle=h, role=role, source=source, target=target, **fields)))
+    link = Link(s, name, h, role)
+    if wait:
+        got = s.peer.await_frame("attach", channel=s.remote, match=lambda f: str(f.performative.name) == name,
+                                 timeout=WAIT)
+        link.remote = got.performative
+    return link
+
+
+def sending(ctx: Context, s: Sess, addr: str | None = None, *, name: str | None = None, wait: bool = True,
+            **fields: Any) -> Link:
+    """A sending link to ``addr`` (a fresh node by default)."""
+    return attach(s, name or link_name(ctx, "snd"), SENDER, source=spec.Source(),
+                  target=spec.Target(address=addr or address(ctx)), wait=wait, **fields)
+
+
+def receiving(ctx: Context, s: Sess, addr: str, *, name: str | None = None, credit: int | None = None,
+              wait: bool = True, **fields: Any) -> Link:
+    """A receiving link from ``addr``; grants ``credit`` when given."""
+    link = attach(s, name or link_name(ctx, "rcv"), RECEIVER, source=spec.Source(address=addr),
+                  target=spec.Target(), wait=wait, **fields)
+    if credit is not None:
+        grant(s.peer, s.ch, link.handle, credit)
+    return link
+
+
+def detach(link: Link, *, closed: bool | None = True, error: Any = None) -> None:
+    link.s.peer.send(AMQPFrame(link.s.ch, spec.Detach(handle=link.handle, closed=closed, error=error)))
+
+
+def covers(disposition: Any, delivery_id: int) -> bool:
+    first = int(disposition.first)
+    last = first if disposition.last is None else int(disposition.last)
+    return first <= delivery_id <= last
+
+
+def outcome_for(obs: Observation, channel: int, delivery_id: int) -> list[Any]:
+    """The broker's dispositions on ``channel`` that cover ``delivery_id``, in order."""
+    return [f.performative for f in obs.performatives("disposition", channel) if covers(f.performative, delivery_id)]
+
+
+def ends(s: Sess) -> Callable[[Any], bool]:
+    """Stop predicate: the session ends or the connection closes."""
+    return lambda f: performative_name(f) == "close" or (performative_name(f) == "end" and f.channel == s.remote)
+
+
+def settled_outcome(s: Sess, delivery_id: int) -> Callable[[Any], bool]:
+    """Stop predicate: a settled disposition covering ``delivery_id``, or the session's end."""
+    stop = ends(s)
+    return lambda f: stop(f) or (performative_name(f) == "disposition" and f.channel == s.remote
+                                 and bool(f.performative.settled) and covers(f.performative, delivery_id))
+
+
+def put(ctx: Context, addr: str, *bodies: str | Message | bytes) -> None:
+    """Sends each body as an unsettled message to ``addr`` on a connection of its own and waits until the
+    broker has settled the last one (or WAIT passed): the messages are in the node when it returns."""
+    s = session(ctx)
+    link = sending(ctx, s, addr)
+    last = -1
+    for body in bodies:
+        last = send_message(s.peer, s.ch, link.handle, body)
+    if last >= 0:
+        s.peer.observe(WAIT, stop=settled_outcome(s, last))
+    s.peer.close()
+
+
+def fetch(ctx: Context, addr: str, *, until: str | None = None, count: int = 10, timeout: float = WAIT,
+          **handshake: Any) -> list[Received]:
+    """The messages a fresh receiving link from ``addr`` gets (link-credit ``count``), on a connection of its
+    own: until the message whose body is ``until`` arrived, ``count`` arrived, or ``timeout`` passed with
+    nothing new. Accepts them all, then closes the connection."""
+    s = session(ctx, **handshake)
+    link = receiving(ctx, s, addr, credit=count)
+    got: list[Received] = []
+    while len(got) < count:
+        more = receive(s.peer, 1, timeout)
+        if not more:
+            break
+        got += more
+        if until is not None and text_of(more[0]) == until:
+            break
+    ids = [int(r.transfer.delivery_id) for r in got if r.transfer.delivery_id is not None and not r.transfer.settled]
+    if ids:
+        settle(s.peer, s.ch, min(ids), max(ids))
+    detach(link)
+    s.peer.close()
+    return got
+
+
+@dataclass
+class Answer:
+    """What the broker sent in answer to our attach of a link."""
+
+    obs: Observation
+    attach: Any = None     # its attach of the link
+    detach: Any = None     # its detach of the link (after its attach)
+    s: Sess | None = None
+
+    @property
+    def terminus(self) -> Any:
+        """The broker's local terminus: its target when it receives, its source when it sends."""
+        if self.attach is None:
+            return None
+        return self.attach.target if bool(self.attach.role) else self.attach.source
+
+    @property
+    def attached(self) -> bool:
+        """The broker attached the link to a terminus (and did not detach it)."""
+        return self.attach is not None and self.terminus is not None and self.detach is None and not self.failed
+
+    @property
+    def refused(self) -> bool:
+        """The refusal of 2.6.3: an attach with a null terminus, then a detach of the link."""
+        return self.attach is not None and self.terminus is None and self.detach is not None
+
+    @property
+    def failed(self) -> bool:
+        """The session ended or the connection closed instead."""
+        s = self.s
+        return self.obs.close is not None or self.obs.closed or \
+            bool(s is not None and self.obs.performatives("end", s.remote))
+
+    def describe(self) -> str:
+        return self.obs.describe()
+
+
+def await_answer(s: Sess, name: str, window: float = WAIT, *, wait_detach: bool = False) -> Answer:
+    """Observes the answer to our attach of ``name``: the broker's attach and, when it carries no terminus
+    (or with ``wait_detach``), its detach of the link; or the session's end, or a close."""
+    ans = Answer(Observation(), s=s)
+    stop_end = ends(s)
+
+    def stop(item: Any) -> bool:
+        if stop_end(item):
+            return True
+        if not isinstance(item, AMQPFrame) or item.channel != s.remote:
+            return False
+        got = performative_name(item)
+        if got == "attach" and str(item.performative.name) == name and ans.attach is None:
+            ans.attach = item.performative
+            return ans.terminus is not None and not wait_detach
+        if got == "detach" and (ans.attach is None or int(item.performative.handle) == int(ans.attach.handle)):
+            ans.detach = item.performative
+            return True
+        return False
+
+    ans.obs = s.peer.observe(window, stop=stop)
+    return ans
+
+
+def fresh_sender_marker(ctx: Context, s: Sess) -> str:
+    """Attaches a fresh sending link on ``s`` without waiting: its answer shows the session went on."""
+    name = link_name(ctx, "marker")
+    attach(s, name, SENDER, source=spec.Source(), target=spec.Target(address=address(ctx, "mark")), wait=False)
+    return name
+
+
+def ends_or_attach(s: Sess, name: str) -> Callable[[Any], bool]:
+    """Stop predicate: the session ends, the connection closes, or the broker attaches ``name``."""
+    stop = ends(s)
+    return lambda f: stop(f) or (performative_name(f) == "attach" and str(f.performative.name) == name)
+
+
+def provoke_link_error(ctx: Context, s: Sess) -> tuple[Link, Observation]:
+    """The one link error the text makes a broker raise on demand: a message larger than the max-message-size
+    of its attach (2.7.3: message-size-exceeded). Attaches a sending link and, when the broker's attach
+    announces a max-message-size, sends a message one data section larger than it; returns the link and the
+    observation up to the broker's detach (or end/close). Skips when the broker announces no limit."""
+    link = sending(ctx, s)
+    limit = int(link.remote.max_message_size or 0)
+    if not limit:
+        ctx.skip("the broker announces no max-message-size on its receiving link endpoint: no link error can be "
+                 "provoked by a message that is too large")
+    if limit > MAX_PROVOKED_SIZE:
+        ctx.skip(f"the broker's max-message-size is {limit} octets: too large to exceed in a conformance case")
+    s.peer.observe(0.2)  # its flow (credit) first
+    send_message(s.peer, s.ch, link.handle, Message(body=b"x" * limit))
+    stop_end = ends(s)
+    obs = s.peer.observe(REACTION_WINDOW, stop=lambda f: stop_end(f) or (
+        performative_name(f) == "detach" and f.channel == s.remote and int(f.performative.handle) == link.remote_handle))
+    return link, obs
+
+
+def link_error_detach(obs: Observation, s: Sess, link: Link) -> Any:
+    for f in obs.performatives("detach", s.remote):
+        if int(f.performative.handle) == link.remote_handle and f.performative.error is not None:
+            return f.performative
+    return None
+
+
+# ============================================================================ 2.6.1 naming a link
+@case("amqp10/2.6.1/link-stolen", title="a link attached again from another connection steals the first attachment",
+      clauses=("amqp10:2.6.1/2",))
+def link_stolen(ctx: Context) -> None:
+    """Two connections with the same container-id: the first attaches a sending link N, the second attaches
+    the same link (same name, same direction, same containers). Passes when the second attach succeeds and
+    the first attachment is detached with amqp:link:stolen, or when the second attach is refused (the link
+    is not stolen) and the first stays; fails when both stay attached, or the second succeeds and the first
+    is detached without the stolen error."""
+    container = ctx.name(f"c-{ctx.rng.getrandbits(32):08x}")
+    addr = address(ctx)
+    name = link_name(ctx, "steal")
+    s1 = session(ctx, container_id=container)
+    first = sending(ctx, s1, addr, name=name)
+    s2 = session(ctx, container_id=container)
+    sending(ctx, s2, addr, name=name, wait=False)
+    ans = await_answer(s2, name)
+    stop_end = ends(s1)
+    obs1 = s1.peer.observe(WAIT if ans.attached else 0.5, stop=lambda f: stop_end(f) or (
+        performative_name(f) == "detach" and f.channel == s1.remote and int(f.performative.handle) == first.remote_handle))
+    gone = [f.performative for f in obs1.performatives("detach", s1.remote) if int(f.performative.handle) == first.remote_handle]
+    stolen = ans.attached and any(error_condition(d) == str(spec.LinkError.STOLEN) for d in gone)
+    refused = (ans.refused or ans.detach is not None or ans.failed) and not gone and obs1.close is None
+    ctx.record(stolen or refused,
+               expected="the second attach answered with a terminus and the first link detached with amqp:link:stolen, "
+                        "or the second attach refused and the first link left attached",
+               observed=f"second connection: {ans.describe()} | first connection: {obs1.describe()}")
+
+
+# ============================================================================ 2.6.2 link handles
+@case("amqp10/2.6.2/broker-uses-its-handle", title="the broker refers to a link by the handle of its own attach",
+      clauses=("amqp10:2.6.2/1",), level=Level.SHOULD, guideline=G_HANDLE)
+def broker_uses_its_handle(ctx: Context) -> None:
+    """Puts a message in a node, then attaches a receiving link with handle 5 (not the lowest) and grants
+    credit on it. Passes when every flow and transfer the broker sends for the link carries the handle of
+    the broker's attach (its output handle), whatever number that is."""
+    addr = address(ctx)
+    put(ctx, addr, token(ctx))
+    s = session(ctx)
+    link = attach(s, link_name(ctx, "rcv"), RECEIVER, source=spec.Source(address=addr), target=spec.Target(), handle=5)
+    grant(s.peer, s.ch, link.handle, 5)
+    obs = s.peer.observe(WAIT, stop=lambda f: ends(s)(f) or performative_name(f) == "transfer")
+    frames = [f.performative for f in obs.performatives(None, s.remote) if performative_name(f) in ("flow", "transfer")
+              and f.performative.handle is not None]
+    wrong = [p for p in frames if int(p.handle) != link.remote_handle]
+    ok = bool(obs.performatives("transfer", s.remote)) and not wrong
+    ctx.record(ok, expected=f"a transfer, and all flows and transfers for the link on handle {link.remote_handle} "
+               f"(the broker's attach; ours is {link.handle})", observed=obs.describe(),
+               clauses=("amqp10:2.6.2/1",), level=Level.SHOULD, guideline=G_HANDLE)
+
+
+# ============================================================================ 2.6.3 establishing a link
+@case("amqp10/2.6.3/attach-answered", title="an attach is answered with an attach of the same link, in the other role",
+      clauses=("amqp10:2.6.3/2", "amqp10:2.7.3/2"))
+def attach_answered(ctx: Context) -> None:
+    """Attaches a sending link to a fresh node and a receiving link from it. Passes when the broker answers
+    each with an attach of the same name in the opposite role (guideline); when such an attach carries no
+    terminus, a detach of the link must follow at once (2.6.3, MUST); and the two links, both open, have
+    different handles in the broker's attaches (2.7.3: a handle MUST NOT be used for other open links)."""
+    s = session(ctx)
+    addr = address(ctx)
+    handles = []
+    for role, what in ((SENDER, "sending link"), (RECEIVER, "receiving link")):
+        name = link_name(ctx, "snd" if role is SENDER else "rcv")
+        if role is SENDER:
+            sending(ctx, s, addr, name=name, wait=False)
+        else:
+            receiving(ctx, s, addr, name=name, wait=False)
+        ans = await_answer(s, name)
+        ok = ans.attach is not None and bool(ans.attach.role) != bool(role)
+        ctx.record(ok, expected=f"an attach named {name!r} with role {'receiver' if role is SENDER else 'sender'}",
+                   observed=ans.describe(), what=f"{what}: the broker attaches it", level=Level.SHOULD,
+                   guideline=f"{G_ATTACH} / {G_ROLE}")
+        if ans.attach is not None and ans.terminus is None:
+            ctx.record(ans.refused, expected="a detach of the link right after its attach without terminus",
+                       observed=ans.describe(), what=f"{what}: no terminus, so detached", clauses=("amqp10:2.6.3/2",))
+        if ans.attached:
+            handles.append(int(ans.attach.handle))
+    if len(handles) == 2:
+        ctx.record(handles[0] != handles[1], expected="two different handles for the two open links",
+                   observed=f"broker handles {handles}", what="one handle per open link", clauses=("amqp10:2.7.3/2",))
+
+
+@case("amqp10/2.6.3/refused-terminus", title="an attach to an unknown node is refused with a null terminus and a detach",
+      clauses=("amqp10:2.6.3/1", "amqp10:2.6.3/2"))
+def refused_terminus(ctx: Context) -> None:
+    """Attaches, each on its own session, a receiving link from and a sending link to an address naming no
+    node ('/amq/queue/<unique>', a form RabbitMQ never creates). Per link: passes when the broker attaches it
+    to a terminus it created (2.6.3 MAY) or refuses it the 2.6.3 way -- an attach with a null terminus,
+    then a detach; fails when it ends the session, closes the connection or does not answer. Skipped when
+    the broker created both nodes (the refusal path was not exercised)."""
+    created = 0
+    for role, what in ((RECEIVER, "receiving link from an unknown source"), (SENDER, "sending link to an unknown target")):
+        s = session(ctx)
+        addr = f"/amq/queue/{token(ctx, 'absent')}"
+        name = link_name(ctx, "absent")
+        if role is RECEIVER:
+            receiving(ctx, s, addr, name=name, wait=False)
+        else:
+            sending(ctx, s, addr, name=name, wait=False)
+        ans = await_answer(s, name)
+        if ans.attached:
+            created += 1
+            ctx.note(f"{what}: the broker created or found a terminus for {addr} (2.6.3 MAY)")
+            continue
+        ctx.record(ans.refused, expected="an attach with a null terminus, then a detach of the link",
+                   observed=ans.describe(), what=what, clauses=("amqp10:2.6.3/2",))
+    if created == 2:
+        ctx.skip("the broker created a node for each unknown address (2.6.3 allows it): the refusal path was not "
+                 "exercised")
+
+
+@case("amqp10/2.6.3/recover-null-target", title="an attach recovering a link (null target) is answered with an attach",
+      clauses=("amqp10:2.6.3/2",))
+def recover_null_target(ctx: Context) -> None:
+    """Attaches a sending link whose target is null -- the recovery of a link the broker has no record of
+    (Figure 2.36). Passes when the broker answers with an attach of the link (guideline) and, if that attach
+    has a null target, detaches the link at once (2.6.3, MUST); fails on no answer, an end or a close."""
+    s = session(ctx)
+    name = link_name(ctx, "recover")
+    attach(s, name, SENDER, source=spec.Source(), target=None, wait=False)
+    ans = await_answer(s, name)
+    observed = ans.describe()
+    if ans.attach is None and not ans.failed:  # show whether the connection still serves
+        observed += f" | then a new session: {s.peer.observe(WAIT, probe=True).describe()}"
+    ctx.record(ans.attach is not None and not ans.failed, expected=f"an attach named {name!r}", observed=observed,
+               what="the recovering attach is answered", level=Level.SHOULD, guideline=f"{G_RECOVER} / {G_NO_TERMINUS}")
+    if ans.attach is not None and ans.terminus is None:
+        ctx.record(ans.refused, expected="a detach of the link right after its attach with a null target",
+                   observed=ans.describe(), what="null target, so detached", clauses=("amqp10:2.6.3/2",))
+
+
+def _dynamic(ctx: Context, role: bool) -> None:
+    s = session(ctx)
+    name = link_name(ctx, "dyn")
+    if role is RECEIVER:
+        attach(s, name, RECEIVER, source=spec.Source(dynamic=True), target=spec.Target(), wait=False)
+    else:
+        attach(s, name, SENDER, source=spec.Source(), target=spec.Target(dynamic=True), wait=False)
+    ans = await_answer(s, name)
+    where = "source" if role is RECEIVER else "target"
+    if ans.attached:
+        ctx.note(f"the broker answered with {where} {show(ans.terminus)}")
+    ctx.record(ans.attached or ans.refused,
+               expected=f"an attach with a {where} (the node created, 2.6.3 MAY), or an attach with a null {where} "
+                        "followed by a detach (refused, 2.6.3 MUST)",
+               observed=ans.describe())
+
+
+@case("amqp10/2.6.3/dynamic-source", title="a dynamic source is created, or refused with a null source and a detach",
+      clauses=("amqp10:2.6.3/1", "amqp10:2.6.3/2"))
+def dynamic_source(ctx: Context) -> None:
+    """Attaches a receiving link with source {dynamic: true} and no address. Passes when the broker attaches
+    it with a source (it created the node; 3.5.3 checks its address) or refuses with an attach whose source
+    is null followed by a detach; fails when it ends the session, closes the connection or does not answer."""
+    _dynamic(ctx, RECEIVER)
+
+
+@case("amqp10/2.6.3/dynamic-target", title="a dynamic target is created, or refused with a null target and a detach",
+      clauses=("amqp10:2.6.3/1", "amqp10:2.6.3/2"))
+def dynamic_target(ctx: Context) -> None:
+    """Attaches a sending link with target {dynamic: true} and no address. Passes when the broker attaches it
+    with a target or refuses with an attach whose target is null followed by a detach; fails when it ends
+    the session, closes the connection or does not answer."""
+    _dynamic(ctx, SENDER)
+
+
+# ============================================================================ 2.6.4 detaching and reattaching
+@case("amqp10/2.6.4/detach-answered", title="a detach (not closing) is answered with a detach of the broker's handle",
+      level=Level.SHOULD, guideline=G_DETACH_REPLY)
+def detach_answered(ctx: Context) -> None:
+    """Attaches a sending link and detaches it with closed=false. Passes when the broker answers with a detach
+    of its handle for the link (closed either way: 2.6.6 lets it close) without ending the session."""
+    s = session(ctx)
+    link = sending(ctx, s)
+    detach(link, closed=False)
+    stop_end = ends(s)
+    obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (performative_name(f) == "detach" and f.channel == s.remote))
+    got = [f.performative for f in obs.performatives("detach", s.remote) if int(f.performative.handle) == link.remote_handle]
+    ctx.record(bool(got) and error_condition(got[0]) is None and not obs.performatives("end", s.remote),
+               expected=f"a detach of handle {link.remote_handle} without error", observed=obs.describe())
+
+
+@case("amqp10/2.6.4/reattach", title="a link detached and attached again (pipelined) is attached again",
+      clauses=("amqp10:2.7.3/12",))
+def reattach(ctx: Context) -> None:
+    """Attaches a sending link, then sends at once a detach (closed=false) and an attach of the same link on
+    the same handle (Figure 2.38). Passes when the broker answers with a detach and then an attach of the
+    link (guideline) and that attach -- a reattach, not a resume -- has a null unsettled map (2.7.3 MUST)."""
+    s = session(ctx)
+    addr = address(ctx)
+    link = sending(ctx, s, addr)
+    detach(link, closed=False)
+    sending(ctx, s, addr, name=link.name, handle=link.handle, wait=False)
+    stop_end = ends(s)
+    obs = s.peer.observe(REACTION_WINDOW, stop=lambda f: stop_end(f) or (
+        performative_name(f) == "attach" and f.channel == s.remote and str(f.performative.name) == link.name))
+    again = [f.performative for f in obs.performatives("attach", s.remote) if str(f.performative.name) == link.name]
+    detached = obs.performatives("detach", s.remote)
+    ctx.record(bool(again) and bool(detached) and not obs.performatives("end", s.remote) and obs.close is None,
+               expected="a detach of the link, then an attach of it", observed=obs.describe(),
+               what="the link is reattached", level=Level.SHOULD, guideline=G_REATTACH)
+    if again:
+        ctx.record(again[0].unsettled is None, expected="the reattaching attach has no unsettled map",
+                   observed=f"unsettled={show(again[0].unsettled)}", what="unsettled map of the reattach",
+                   clauses=("amqp10:2.7.3/12",))
+
+
+# ============================================================================ 2.6.5 link errors
+@case("amqp10/2.6.5/errant-link", title="a transfer for a link detached with an error ends the session with errant-link",
+      clauses=("amqp10:2.6.5/1", "amqp10:2.6.5/3"))
+def errant_link(ctx: Context) -> None:
+    """Provokes a link error (a message larger than the max-message-size of the broker's attach), then --
+    without detaching our end -- sends another transfer on the link. Passes when the broker had detached the
+    link with an error (2.6.5/1) and then ends the session with amqp:session:errant-link (2.6.5/3).
+    Skipped when the broker announces no max-message-size."""
+    s = session(ctx)
+    link, obs = provoke_link_error(ctx, s)
+    err = link_error_detach(obs, s, link)
+    ctx.record(err is not None, expected="a detach of the link with an error", observed=obs.describe(),
+               what="the link is detached with an error", clauses=("amqp10:2.6.5/1",))
+    if err is None:
+        return
+    send_message(s.peer, s.ch, link.handle, "after the link error")
+    after = s.peer.observe(REACTION_WINDOW, stop=ends(s))
+    ctx.check(after, SessionError(str(spec.SessionError.ERRANT_LINK), channel=s.remote),
+              what="input for the destroyed link", clauses=("amqp10:2.6.5/3",))
+
+
+@case("amqp10/2.6.5/pipelined-reattach", title="a plain re-attach of a link detached with an error ends the session with errant-link",
+      clauses=("amqp10:2.6.5/6",))
+def pipelined_reattach(ctx: Context) -> None:
+    """Provokes a link error (a message larger than the broker's max-message-size), then sends our detach and
+    an attach of the same link without an unsettled map (a pipelined re-attach, not a resume). Passes when
+    the broker ends the session with amqp:session:errant-link. Skipped when the broker announces no
+    max-message-size, or did not detach the link with an error (see amqp10/2.6.5/errant-link)."""
+    s = session(ctx)
+    link, obs = provoke_link_error(ctx, s)
+    if link_error_detach(obs, s, link) is None:
+        ctx.skip(f"the broker did not detach the link with an error: {obs.describe()}")
+    detach(link, closed=False)
+    attach(s, link.name, SENDER, source=spec.Source(), target=link.remote.target, handle=link.handle, wait=False)
+    after = s.peer.observe(REACTION_WINDOW, stop=ends(s))
+    ctx.check(after, SessionError(str(spec.SessionError.ERRANT_LINK), channel=s.remote))
+
+
+# ============================================================================ 2.6.6 closing a link
+@case("amqp10/2.6.6/close-answered", title="a closing detach is answered with a closing detach",
+      level=Level.SHOULD, guideline=G_CLOSE_REPLY)
+def close_answered(ctx: Context) -> None:
+    """Attaches a sending and a receiving link and closes each (detach with closed=true). Passes, per link,
+    when the broker answers with a detach of its handle with closed=true and no error."""
+    s = session(ctx)
+    addr = address(ctx)
+    for link, what in ((sending(ctx, s, addr), "sending link"), (receiving(ctx, s, addr), "receiving link")):
+        detach(link, closed=True)
+        stop_end = ends(s)
+        obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (
+            performative_name(f) == "detach" and f.channel == s.remote and int(f.performative.handle) == link.remote_handle))
+        got = [f.performative for f in obs.performatives("detach", s.remote)
+               if int(f.performative.handle) == link.remote_handle]
+        ok = bool(got) and bool(got[0].closed) and error_condition(got[0]) is None
+        ctx.record(ok, expected=f"detach(handle={link.remote_handle}, closed=true) without error",
+                   observed=obs.describe(), what=what)
+
