@@ -134,6 +134,7 @@ class Runner:
         self._lock = threading.Lock()
         self._dead_since: str | None = None  # the case after which the broker stopped serving
         self._restarting = threading.Lock()  # held while --restart-command runs; other workers wait
+        self._091: bool | None = None         # whether the broker also speaks 0-9-1 (for cleanup of 1.0 runs)
 
     def run(self) -> list[Result]:
         results: list[Result] = []
@@ -291,6 +292,14 @@ class Runner:
         finally:
             peer.close(timeout=0.5)
 
+    def _speaks_091(self) -> bool:
+        if self._091 is None:
+            try:
+                self._091 = detect_protocol(self.target, timeout=3.0) == "0-9-1"
+            except ConnectError:
+                self._091 = False
+        return self._091
+
     def _probe_once_10(self) -> str:
         from amqpspec.peer import amqp10
 
@@ -308,7 +317,13 @@ class Runner:
             peer.close(timeout=0.5)
 
     def _cleanup(self, ctx: Context) -> None:
-        """Deletes what the case declared, on a fresh connection, whatever the case did."""
+        """Deletes what the case declared, on a fresh connection, whatever the case did.
+
+        Queues are deleted over AMQP 0-9-1 (AMQP 1.0 has no standard way to delete a node);
+        a 1.0 run against a broker that does not also speak 0-9-1 has nothing to clean up with.
+        """
+        if self.options.protocol == "1.0" and not self._speaks_091():
+            return
         transcript = Transcript()
         try:
             peer = Peer.connect(self.target, transcript, time.monotonic() + CLEANUP_BUDGET_S)

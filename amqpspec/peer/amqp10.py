@@ -362,8 +362,8 @@ class Peer:
                                                  properties=properties)))
         if not wait:
             return h, None
-        remote = self.await_frame("attach", channel=channel, match=lambda f: str(f.performative.name) == name,
-                                  timeout=timeout)
+        # the broker answers on ITS channel for the session (2.5.1), not ours: match the link name
+        remote = self.await_frame("attach", match=lambda f: str(f.performative.name) == name, timeout=timeout)
         return h, remote.performative
 
     def close(self, timeout: float = 1.0) -> None:

@@ -22,7 +22,7 @@ REACTION_WINDOW = 5.0    # for a reaction that must come (a close after an error
 
 def address(ctx: Context, what: str = "q") -> str:
     """A node address unique to this case and run, registered for cleanup."""
-    name = ctx.name(f"{what}{uuid.uuid4().hex[:6]}")
+    name = ctx.name(f"{what}{ctx.rng.getrandbits(24):06x}")
     ctx.will_delete("queue", name)
     return name
 
@@ -58,7 +58,8 @@ def receiver(peer: Peer, ch: int, addr: str, *, name: str | None = None, credit:
 class Deliveries:
     """Counters for one session: what we sent, so transfers and flows carry correct numbers."""
 
-    next_outgoing_id: int = 0
+    next_outgoing_id: int = 0    # transfer-id: counts transfer FRAMES (2.5.6)
+    next_delivery_id: int = 0    # delivery-id: counts deliveries (messages)
     delivery_count: dict[int, int] = field(default_factory=dict)   # per handle we send on
     received_count: dict[int, int] = field(default_factory=dict)   # per handle we receive on
 
@@ -85,14 +86,15 @@ def send_message(peer: Peer, ch: int, handle: int, message: Message | bytes | st
                  tag: bytes | None = None, max_frame_size: int | None = None) -> int:
     """A transfer (split over several frames when larger than the frame size); returns its delivery-id."""
     c = counters(peer, ch)
-    delivery_id = c.next_outgoing_id
-    c.next_outgoing_id += 1
+    delivery_id = c.next_delivery_id
+    c.next_delivery_id += 1
     c.delivery_count[handle] = c.delivery_count.get(handle, 0) + 1
     payload = message.encode() if isinstance(message, Message) else \
         Message(body=message).encode()
-    transfer = spec.Transfer(handle=handle, delivery_id=delivery_id, delivery_tag=tag or uuid.uuid4().bytes[:8],
+    transfer = spec.Transfer(handle=handle, delivery_id=delivery_id, delivery_tag=tag or f"t{delivery_id}".encode(),
                              message_format=0, settled=settled)
     frames = transfer_frames(ch, transfer, payload, max_frame_size or peer.opened.max_frame_size)
+    c.next_outgoing_id += len(frames)
     peer.send(*frames)
     return delivery_id
 
