@@ -23,7 +23,8 @@ REASONS = {
     "needs-admin": "needs broker configuration (users, permissions, limits) the suite cannot create through AMQP",
     "needs-second-broker": "needs a second broker (federation, clustering)",
     "timing": "a fairness or timing property the suite cannot decide reliably from outside",
-    "not-a-requirement": "introduces a list or restates other clauses; the clauses it introduces are tested",
+    "not-a-requirement": "a permission (MAY) or a definition that asks nothing checkable of the broker",
+    "optional-feature": "needs an optional feature (e.g. link recovery) that the suite does not exercise yet",
 }
 
 

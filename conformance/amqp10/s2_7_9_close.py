@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from amqpspec.case import Context, case
 from amqpspec.verify10 import Replies
-from amqpspec.wire.amqp10 import AMQPFrame, spec
+from amqpspec.wire.amqp10 import AMQPFrame, Described, List, ULong, spec
 
 from ._common import WAIT, address, receiver, sender
 from .s2_4_connections import CLOSE_FIRST, CLOSE_LAST, begin_frame, close_discipline, watch
@@ -79,3 +79,21 @@ def nothing_after_close(ctx: Context) -> None:
     obs = watch(peer, WAIT, grace=1.0)
     ctx.check(obs, Replies("close"), what="our close is answered with the broker's close", clauses=ANSWERED)
     close_discipline(ctx, obs)
+
+
+@case("amqp10/2.7.9/error-has-details", title="a close carrying an error gives details of its cause",
+      clauses=("amqp10:2.7.9/2",))
+def error_has_details(ctx: Context) -> None:
+    """Provokes a connection error -- a frame on channel 0 whose body is a described list of an
+    unknown descriptor, which no peer can decode as a performative -- and, when the broker closes
+    with an error, checks that the error has a description or info (2.7.9/2, SHOULD). A broker
+    that does not close with an error here cannot be judged on this sentence: skipped."""
+    peer = ctx.connect()
+    peer.send(AMQPFrame(0, Described(ULong(0x00000000DEADBEEF), List(["amqpspec"]))))
+    obs = watch(peer)
+    close = obs.close
+    err = getattr(close, "error", None) if close is not None else None
+    if err is None:
+        ctx.skip("the broker did not close the connection with an error for an undecodable performative")
+    detail = getattr(err, "description", None) or getattr(err, "info", None)
+    ctx.record(bool(detail), expected="error with a description or info", observed=f"{err.summary() if hasattr(err, 'summary') else err}")
