@@ -104,3 +104,23 @@ class HostileServer:
     @property
     def url(self) -> str:
         return f"amqp://guest:guest@127.0.0.1:{self.port}/"
+
+
+def amqp10_flood(conn: socket.socket) -> None:
+    """Answers the AMQP 1.0 header, then floods empty frames (heartbeats) forever."""
+    conn.recv(8)
+    conn.sendall(b"AMQP\x00\x01\x00\x00")
+    empty = struct.pack(">IBBH", 8, 2, 0, 0)
+    chunk = empty * 8192
+    try:
+        while True:
+            conn.sendall(chunk)
+    except OSError:
+        pass
+
+
+def amqp10_huge_frame(conn: socket.socket) -> None:
+    """Answers the AMQP 1.0 header, then announces a 4 GiB frame."""
+    conn.recv(8)
+    conn.sendall(b"AMQP\x00\x01\x00\x00" + struct.pack(">IBBH", 0xFFFFFFF0, 2, 0, 0))
+    time.sleep(30)
