@@ -45,5 +45,17 @@ if [[ "${1:-}" == "--no-brokers" ]]; then
 else
     say "Debian packages for brokers: ${*:-all}"
     "$PYTHON" -m amqpspec.brokers install "$@"
+    # tools the tests drive for real: compose-file validation, pcap decoding, the HTML report's browser
+    tools=(docker-compose tshark chromium)
+    missing=()
+    for pkg in "${tools[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    if (( ${#missing[@]} )); then
+        say "Debian packages for test tools: ${missing[*]}"
+        echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+    fi
 fi
 say "done"

@@ -4,6 +4,11 @@
 nothing and starts one broker; ``install`` fetches the Debian packages. The definitions in
 :mod:`amqpspec.brokers.local` are the single source of names, packages and ports; the
 registry below is derived from them, not kept by hand.
+
+The brokers of ``docker-compose.yml`` (RabbitMQ 4.x and 3.13, LavinMQ, Artemis, Broker-J, the
+Skupper router) are :class:`DockerBroker` objects from :mod:`amqpspec.brokers.docker`; they are
+not in :func:`registry` (that stays the local, Debian-packaged brokers), but :func:`get_broker`
+finds them by name, and :func:`choose_backend` says which kind ``amqpspec brokers`` manages.
 """
 
 from __future__ import annotations
@@ -18,24 +23,44 @@ from amqpspec.brokers.base import (
     redact_url,
     state_root,
 )
+from amqpspec.brokers.docker import (
+    BACKENDS,
+    BackendChoice,
+    ComposeError,
+    DockerBroker,
+    choose_backend,
+    docker_broker,
+    docker_broker_names,
+    docker_brokers,
+    probe_engine,
+)
 from amqpspec.brokers.errors import BrokerError, BrokerStartError
 from amqpspec.brokers.local import GarageMQ, ProtonBroker, RabbitMQ
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_STATE_DIR",
+    "BackendChoice",
     "Broker",
     "BrokerError",
     "BrokerStartError",
     "BrokerStatus",
+    "ComposeError",
+    "DockerBroker",
     "GarageMQ",
     "ProcessBroker",
     "ProtonBroker",
     "RabbitMQ",
     "all_brokers",
     "broker_names",
+    "choose_backend",
     "debian_packages",
+    "docker_broker",
+    "docker_broker_names",
+    "docker_brokers",
     "get_broker",
     "port_accepts",
+    "probe_engine",
     "redact_url",
     "registry",
     "state_root",
@@ -43,7 +68,7 @@ __all__ = [
 
 
 def registry() -> dict[str, type[Broker]]:
-    """Broker classes by name, in definition order (filled when the classes are defined)."""
+    """Local broker classes by name, in definition order (filled when the classes are defined)."""
     return dict(_REGISTRY)
 
 
@@ -52,12 +77,23 @@ def broker_names() -> list[str]:
 
 
 def get_broker(name: str) -> Broker:
-    """A fresh broker object; ports and state dir are read from the environment now."""
+    """A fresh broker object; ports and state dir are read from the environment now.
+
+    Local brokers first; other names are looked up in docker-compose.yml (the Docker engine is
+    probed only when the returned broker is used).
+    """
+    cls = _REGISTRY.get(name)
+    if cls is not None:
+        return cls()
     try:
-        cls = _REGISTRY[name]
-    except KeyError:
-        raise BrokerError(f"unknown broker {name!r} (known: {', '.join(_REGISTRY)})") from None
-    return cls()
+        compose_names = docker_broker_names()
+    except ComposeError as exc:
+        docker_part = f"; Docker brokers unavailable: {exc}"
+    else:
+        if name in compose_names:
+            return docker_broker(name)
+        docker_part = f"; Docker: {', '.join(compose_names)}" if compose_names else ""
+    raise BrokerError(f"unknown broker {name!r} (known: {', '.join(_REGISTRY)}{docker_part})")
 
 
 def all_brokers() -> list[Broker]:
