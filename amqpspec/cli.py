@@ -228,13 +228,40 @@ def _coverage_summary(rows: list[Any]) -> None:
                + f", {counts['unaccounted']} unaccounted")
 
 
-def _attach_brokers() -> None:
-    from amqpspec.brokers.cli import brokers
+# The commands of the other parts, attached by import path so that this list is the only
+# place that names them. A part whose import fails (an optional dependency missing) becomes a
+# command that says so in one line instead of breaking every other command.
+COMMANDS = (
+    ("brokers", "amqpspec.brokers.cli", "brokers"),
+    ("fuzz", "amqpspec.fuzz.cli", "fuzz"),
+    ("replay", "amqpspec.capture.cli", "replay"),
+    ("record", "amqpspec.capture.cli", "record"),
+    ("capture", "amqpspec.capture.cli", "capture"),
+    ("report", "amqpspec.reports.cli", "report"),
+    ("html", "amqpspec.reports.html.cli", "html_command"),
+)
 
-    main.add_command(brokers)
+
+def _unavailable(name: str, why: str) -> click.Command:
+    @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+                   help=f"(unavailable: {why})", add_help_option=False)
+    def stub() -> None:
+        _fail(f"the {name} command is unavailable: {why}")
+    return stub
 
 
-_attach_brokers()
+def _attach_commands() -> None:
+    import importlib
+
+    for name, module, attr in COMMANDS:
+        try:
+            command = getattr(importlib.import_module(module), attr)
+        except ImportError as exc:
+            command = _unavailable(name, f"{exc} (reinstall amqpspec with its dependencies)")
+        main.add_command(command, name=name)
+
+
+_attach_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -45,8 +45,9 @@ if [[ "${1:-}" == "--no-brokers" ]]; then
 else
     say "Debian packages for brokers: ${*:-all}"
     "$PYTHON" -m amqpspec.brokers install "$@"
-    # tools the tests drive for real: compose-file validation, pcap decoding, the HTML report's browser
-    tools=(docker-compose tshark chromium)
+    # tools the tests drive for real: compose-file validation, pcap decoding, the HTML report's
+    # browser, and the Java runtime the Spark pipeline (pyspark) runs on
+    tools=(docker-compose tshark chromium openjdk-17-jre-headless)
     missing=()
     for pkg in "${tools[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

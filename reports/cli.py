@@ -1,0 +1,123 @@
+"""``amqpspec report``: result files in, compliance dataset + HTML report + JUnit out.
+
+The command is a ``click.Command`` object (``report``) that the main CLI attaches; it runs the
+Spark pipeline (``amqpspec.reports.pipeline.job``) and then the HTML renderer
+(``amqpspec.reports.html.render``) when it is installed. Without the renderer, the dataset,
+the bundle and the JUnit files are still written, and the command says so.
+
+Exit codes: 0 report written (skipped input is listed, not fatal), 2 usage errors (no input
+could be read at all, bad --out, Spark cannot start) with one line on stderr.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from amqpspec.errors import UsageError
+
+SHOW_BAD = 10
+
+
+def _guarded(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The main CLI's error wrapper (one line, exit 2), imported late to avoid a cycle."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from amqpspec.cli import guarded
+
+        return guarded(func)(*args, **kwargs)
+
+    return wrapper
+
+
+def _renderer() -> Callable[[Path, Path, Path], Any] | None:
+    try:
+        from amqpspec.reports.html import render
+    except ImportError:
+        return None
+    return render
+
+
+def _summary(result: Any, echo: Callable[[str], None]) -> None:
+    inputs = result.bundle["inputs"]
+    n_files = sum(1 for f in inputs["files"] if f["status"] != "skipped")
+    echo(f"read {inputs['records']} result records and {inputs['findings']} findings from {n_files} files "
+         f"in {result.seconds:.1f}s (Spark {result.bundle['spark'].get('master')})")
+    skipped, kept = inputs["skipped_total"], inputs["bad_total"] - inputs["skipped_total"]
+    if skipped or kept:
+        echo(f"skipped {skipped} input items" + (f", kept {kept} records with fields emptied" if kept else "")
+             + ": " + ", ".join(f"{k} {v}" for k, v in inputs["bad_by_reason"].items()))
+        for bad in inputs["bad"][:SHOW_BAD]:
+            where = bad["path"] + (f":{bad['line']}" if bad["line"] else "")
+            echo(f"  {where}: {bad['reason']} ({bad['action']})")
+        if inputs["bad_total"] > SHOW_BAD:
+            echo(f"  ... {inputs['bad_total'] - SHOW_BAD} more in {result.bundle_path} (inputs.bad)")
+    for warning in inputs["warnings"]:
+        if not warning.endswith("(see the list of skipped input)"):
+            echo(f"warning: {warning}")
+    unknown = result.bundle["unknown"]
+    if unknown["cases"] or unknown["clauses"]:
+        echo(f"note: {len(unknown['cases'])} case ids and {len(unknown['clauses'])} clause ids unknown to this "
+             "amqpspec (another suite version): kept and flagged")
+    for c in result.bundle["compliance"]:
+        must = c["levels"]["MUST"]
+        ratio = "-" if must["ratio"] is None else f"{100 * must['ratio']:.1f}%"
+        echo(f"  {c['key']}: MUST {must['passed']}/{must['tested']} ({ratio}), "
+             f"SHOULD {c['levels']['SHOULD']['passed']}/{c['levels']['SHOULD']['tested']}")
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True, metavar="RESULTS...")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory for the report, the dataset (Parquet) and the bundle (created if missing).")
+@click.option("--findings", multiple=True, metavar="DIR",
+              help="Directory (or file) of fuzz findings, one JSON file per finding (repeatable).")
+@click.option("--spark-master", metavar="URL",
+              help="Spark master, e.g. spark://host:7077 (default: the Spark environment's, else local[*]).")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark configuration, e.g. --conf spark.executor.memory=4g (repeatable).")
+@click.option("--strict", is_flag=True, help="JUnit: count warnings and documented deviations as failures.")
+@click.option("--no-html", is_flag=True, help="Write only the dataset, the bundle and the JUnit files.")
+@_guarded
+def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], spark_master: str | None,
+           spark_conf: tuple[str, ...], strict: bool, no_html: bool) -> None:
+    """Build the compliance dataset and report from RESULTS (JSON-lines files or directories).
+
+    Bad, truncated or duplicate lines, missing or empty files are skipped and listed (in the
+    output and in the report), never fatal; unknown case or clause ids from other suite
+    versions are kept and flagged.
+    """
+    from amqpspec.reports.pipeline.job import run_job
+    from amqpspec.reports.pipeline.session import parse_conf
+
+    def echo(line: str) -> None:
+        click.echo(line, err=True)
+
+    conf = parse_conf(spark_conf)
+    result = run_job(list(results), out_dir, findings=list(findings), master=spark_master, conf=conf,
+                     strict=strict, log=echo)
+    _summary(result, click.echo)
+    click.echo(f"dataset: {result.dataset_dir}  bundle: {result.bundle_path}"
+               + (f"  junit: {len(result.junit_paths)} files in {result.out_dir / 'junit'}" if result.junit_paths else ""))
+    if result.bundle["inputs"]["records"] == 0 and result.bundle["inputs"]["findings"] == 0:
+        raise UsageError("no valid result record or finding in the inputs (see the skipped input above)")
+    if no_html:
+        return
+    render = _renderer()
+    if render is None:
+        click.echo("HTML renderer not installed (amqpspec.reports.html): wrote the dataset, bundle and JUnit only")
+        return
+    try:
+        page = render(result.bundle_path, result.dataset_dir, result.out_dir, progress=echo)
+    except ImportError as exc:   # the renderer's own dependencies (templates engine, ...)
+        click.echo(f"HTML report not written: {exc} (the dataset, bundle and JUnit are complete)")
+        return
+    click.echo(f"report: {page or result.out_dir / 'index.html'}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    report(sys.argv[1:])

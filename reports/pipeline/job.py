@@ -1,0 +1,409 @@
+"""The pipeline end to end: input files -> dataset (Parquet) -> summary bundle (JSON) -> JUnit.
+
+One pass over the input: every line is parsed and classified once and written to a staging
+table (Parquet, next to the output), from which both the dataset and the report of skipped
+input are read. The staging table is deleted at the end. The dataset is written to a
+temporary folder and renamed into place only when complete, so a killed job never leaves a
+half dataset where a previous good one was.
+
+``run_job`` can be given a running SparkSession (tests, notebooks); otherwise it starts one
+with ``session.create_session`` and stops it at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from amqpspec.errors import UsageError
+from amqpspec.secrets import SCRUBBER
+
+from . import aggregates as agg
+from . import dataset as ds
+from . import ingest
+from .session import create_session, resolve_master
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+BUNDLE_SCHEMA = 1
+BUNDLE_KIND = "amqpspec-report-bundle"
+_URL_PASSWORD = re.compile(r"(://[^/:@\s]*):[^@/\s]*@")
+
+
+@dataclass
+class JobResult:
+    """What the job wrote, for the CLI to report and the renderer to read."""
+
+    out_dir: Path
+    bundle_path: Path
+    dataset_dir: Path
+    junit_paths: list[Path]
+    bundle: dict[str, Any]
+    seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _log_nothing(_: str) -> None:
+    pass
+
+
+def _clean_excerpt(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return SCRUBBER.scrub(_URL_PASSWORD.sub(r"\1@", text))
+
+
+def _empty(spark: "SparkSession", schema: Any) -> "DataFrame":
+    """An empty DataFrame of ``schema`` built from literals (no Python worker needed)."""
+    from pyspark.sql import functions as F
+
+    return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _prepare_out(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir}: exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out_dir}: cannot create the directory: {exc.strerror or exc}") from None
+    if not os.access(out_dir, os.W_OK):
+        raise UsageError(f"--out {out_dir}: not writable")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "target"
+
+
+def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings: Sequence[str] = (),
+            master: str | None = None, conf: Mapping[str, str] | None = None,
+            spark: "SparkSession | None" = None, limits: agg.Limits = agg.Limits(),
+            junit: bool = True, strict: bool = False,
+            log: Callable[[str], None] = _log_nothing) -> JobResult:
+    """Reads the inputs, writes ``out_dir/dataset``, ``out_dir/bundle.json`` and the JUnit files."""
+    t_start = time.monotonic()
+    timings: dict[str, float] = {}
+    out = Path(out_dir)
+    _prepare_out(out)
+    inputs = ingest.discover_inputs(results, findings)
+    if not inputs.files:
+        reasons = "; ".join(f"{b.path}: {b.reason}" for b in inputs.bad[:5]) or "no input given"
+        raise UsageError(f"nothing to read: {reasons}")
+    catalog = ds.load_catalog()
+
+    own_session = False
+    t0 = time.monotonic()
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        # a session already running in this process (a notebook, tests) is used and left running
+        own_session = SparkSession.getActiveSession() is None
+        if own_session:
+            log(f"starting Spark ({resolve_master(master)}) ...")
+        spark = create_session(master, conf)
+    timings["session_s"] = round(time.monotonic() - t0, 2)
+    token = uuid.uuid4().hex[:12]
+    staging = out / f".staging-{token}"
+    tmp_dataset = out / f".dataset-{token}"
+    final_dataset = out / "dataset"
+    try:
+        t0 = time.monotonic()
+        result_files = inputs.of_kind("results")
+        finding_files = inputs.of_kind("findings")
+        log(f"reading {len(result_files)} result files and {len(finding_files)} finding files ...")
+        if result_files:
+            staged = ds.stage(ingest.read_results(spark, result_files))
+            staged.write.mode("overwrite").parquet(str(staging / "records"))
+        staged = spark.read.parquet(str(staging / "records")) if result_files else None
+        rows = ds.result_rows(staged, catalog) if staged is not None else None
+        if rows is None:
+            rows = _empty(spark, _rows_schema(spark, catalog))
+        rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
+        if finding_files:
+            parsed_findings = ingest.read_findings(spark, finding_files).cache()
+            ds.finding_rows(parsed_findings).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
+        else:
+            parsed_findings = None
+            _empty(spark, _findings_schema(spark)).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
+        timings["dataset_s"] = round(time.monotonic() - t0, 2)
+
+        t0 = time.monotonic()
+        bad_df = None
+        if staged is not None:
+            bad_df = ds.bad_lines(staged).withColumn("kind", _lit("results"))
+        if parsed_findings is not None:
+            fb = ds.bad_findings(parsed_findings).withColumn("kind", _lit("findings"))
+            bad_df = fb if bad_df is None else bad_df.unionByName(fb)
+        inputs_section = _inputs_section(inputs, staged, parsed_findings, bad_df, limits)
+        if parsed_findings is not None:
+            parsed_findings.unpersist()
+        timings["validation_report_s"] = round(time.monotonic() - t0, 2)
+
+        # the dataset is complete: put it in place, then aggregate from it
+        _swap_in(tmp_dataset, final_dataset)
+        t0 = time.monotonic()
+        results_df = spark.read.parquet(str(final_dataset / "results"))
+        findings_df = spark.read.parquet(str(final_dataset / "findings"))
+        bundle = _bundle(results_df, findings_df, catalog, limits, inputs_section, spark)
+        timings["aggregates_s"] = round(time.monotonic() - t0, 2)
+
+        t0 = time.monotonic()
+        junit_paths = _write_junit(results_df, bundle, out, strict) if junit else []
+        bundle["junit"] = [{"key": k, "run_id": r, "path": p.relative_to(out).as_posix()} for k, r, p in junit_paths]
+        timings["junit_s"] = round(time.monotonic() - t0, 2)
+        seconds = round(time.monotonic() - t_start, 2)
+        bundle["spark"] = {"master": spark.sparkContext.master, "version": spark.version, "seconds": seconds}
+        bundle_path = out / "bundle.json"
+        _write_atomically(bundle_path, json.dumps(bundle, ensure_ascii=False, indent=1) + "\n")
+        return JobResult(out, bundle_path, final_dataset, [p for _, _, p in junit_paths], bundle, seconds, timings)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(tmp_dataset, ignore_errors=True)
+        if own_session:
+            spark.stop()
+
+
+def _lit(value: str) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.lit(value)
+
+
+def _rows_schema(spark: "SparkSession", catalog: ds.Catalog) -> Any:
+    """The dataset's schema, from the same code that builds it (applied to no input)."""
+    from pyspark.sql import types as T
+
+    parsed_schema = T.StructType([
+        T.StructField("source_file", T.StringType()), T.StructField("source_line", T.IntegerType()),
+        T.StructField("excerpt", T.StringType()), T.StructField("status", T.StringType()),
+        T.StructField("reason", T.StringType()), T.StructField("r", ingest.result_schema())])
+    return ds.result_rows(ds.stage(_empty(spark, parsed_schema)), catalog).schema
+
+
+def _findings_schema(spark: "SparkSession") -> Any:
+    from pyspark.sql import types as T
+
+    parsed_schema = T.StructType([
+        T.StructField("source_file", T.StringType()), T.StructField("excerpt", T.StringType()),
+        T.StructField("status", T.StringType()), T.StructField("reason", T.StringType()),
+        T.StructField("f", ingest.finding_schema())])
+    return ds.finding_rows(_empty(spark, parsed_schema)).schema
+
+
+def _swap_in(tmp: Path, final: Path) -> None:
+    (tmp / "_SUCCESS").write_text("", encoding="utf-8")
+    old = final.with_name(final.name + f".old-{uuid.uuid4().hex[:8]}")
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings: "DataFrame | None",
+                    bad_df: "DataFrame | None", limits: agg.Limits) -> dict[str, Any]:
+    """The ``inputs`` part of the bundle: per-file counts, every bad entry (capped), warnings."""
+    from pyspark.sql import functions as F
+
+    from amqpspec.result import RESULT_SCHEMA_VERSION
+
+    shown: dict[str, str] = {}
+    for f in inputs.files:
+        shown[_spark_path(f)] = f.path
+    per_file: dict[str, dict[str, int]] = {}
+    schemas: dict[str, int] = {}
+    if staged is not None:
+        taken = (F.col("status") != "skipped") & (F.col("dup_rank") == 1)
+        for row in staged.groupBy("source_file").agg(
+                F.sum(taken.cast("int")).alias("records"),
+                F.sum((~taken | (F.col("status") == "kept")).cast("int")).alias("bad")).collect():
+            per_file[row["source_file"]] = {"records": int(row["records"] or 0), "bad": int(row["bad"] or 0)}
+        for row in staged.where(taken).groupBy(F.col("r.schema").alias("schema")).count().collect():
+            schemas[str(row["schema"]) if row["schema"] is not None else "unknown"] = int(row["count"])
+    if findings is not None:
+        for row in findings.groupBy("source_file").agg(
+                F.sum((F.col("status") != "skipped").cast("int")).alias("records"),
+                F.sum((F.col("status") != "ok").cast("int")).alias("bad")).collect():
+            per_file[row["source_file"]] = {"records": int(row["records"] or 0), "bad": int(row["bad"] or 0)}
+
+    bad: list[dict[str, Any]] = [b.to_json() for b in inputs.bad]
+    by_reason: dict[str, int] = {}
+    for b in inputs.bad:
+        by_reason[_reason_key(b.reason)] = by_reason.get(_reason_key(b.reason), 0) + 1
+    bad_total = len(inputs.bad)
+    skipped_total = len(inputs.bad)
+    if bad_df is not None:
+        bad_df = bad_df.cache()
+        for row in bad_df.groupBy(F.regexp_extract("reason", r"^[^:]*", 0).alias("key"), "action").count().collect():
+            by_reason[row["key"]] = by_reason.get(row["key"], 0) + int(row["count"])
+            bad_total += int(row["count"])
+            if row["action"] == "skipped":
+                skipped_total += int(row["count"])
+        room = max(0, limits.bad - len(bad))
+        for row in bad_df.orderBy("source_file", "source_line").limit(room).collect():
+            bad.append({"path": shown.get(row["source_file"], row["source_file"]), "line": row["source_line"],
+                        "kind": row["kind"], "reason": row["reason"], "action": row["action"],
+                        "excerpt": _clean_excerpt(row["excerpt"])})
+        bad_df.unpersist()
+
+    files = []
+    records = found = 0
+    for f in inputs.files:
+        counts = per_file.get(_spark_path(f), {"records": 0, "bad": 0})
+        status = "ok" if counts["bad"] == 0 else ("partial" if counts["records"] else "skipped")
+        if counts["records"] == 0 and counts["bad"] == 0:
+            status = "skipped"   # only blank lines: say so
+            bad.append({"path": f.path, "line": None, "kind": f.kind, "reason": "empty file (only blank lines)",
+                        "action": "skipped", "excerpt": None})
+            by_reason["empty file"] = by_reason.get("empty file", 0) + 1
+            bad_total += 1
+            skipped_total += 1
+        files.append({"path": f.path, "kind": f.kind, "records": counts["records"], "bad": counts["bad"],
+                      "status": status})
+        if f.kind == "results":
+            records += counts["records"]
+        else:
+            found += counts["records"]
+    for b in inputs.bad:
+        files.append({"path": b.path, "kind": b.kind, "records": 0, "bad": 1, "status": "skipped"})
+
+    warnings = []
+    newer = sum(n for s, n in schemas.items() if s.isdigit() and int(s) > RESULT_SCHEMA_VERSION)
+    if newer:
+        warnings.append(f"{newer} records of a result schema newer than this amqpspec reads "
+                        f"({RESULT_SCHEMA_VERSION}): read with the fields it knows")
+    if schemas.get("unknown"):
+        warnings.append(f"{schemas['unknown']} records carry no schema version (an older amqpspec): read as schema 1")
+    if skipped_total:
+        warnings.append(f"{skipped_total} input items skipped (see the list of skipped input)")
+    kept = bad_total - skipped_total
+    if kept:
+        warnings.append(f"{kept} records kept with fields of the wrong type emptied")
+    return {"files": files, "records": records, "findings": found, "bad_total": bad_total,
+            "skipped_total": skipped_total, "bad_by_reason": dict(sorted(by_reason.items())),
+            "bad": bad[:limits.bad], "bad_truncated": bad_total > limits.bad,
+            "schemas": dict(sorted(schemas.items())), "warnings": warnings}
+
+
+def _reason_key(reason: str) -> str:
+    return reason.split(":", 1)[0]
+
+
+def _spark_path(f: ingest.InputFile) -> str:
+    """How ``ingest._read_whole`` names this file in ``source_file``."""
+    if not f.local:
+        return f.uri
+    return os.path.realpath(f.path)
+
+
+def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, limits: agg.Limits,
+            inputs_section: dict[str, Any], spark: "SparkSession") -> dict[str, Any]:
+    from amqpspec import __version__
+
+    a = agg.Aggregator(results, findings, catalog, limits)
+    a.collect_runs()
+    a.collect_family_counts()
+    targets = a.targets()
+    matrix = a.matrix(targets)
+    findings_summary = a.findings_summary()
+    flaky, flaky_total = a.flaky()
+    clause_ids = {row["clause"] for m in matrix for row in m["rows"]}
+    clause_ids |= {c for s in findings_summary["by_signature"] for c in s["clauses"]}
+    case_results = sum(r["cases"] for r in a.runs)
+    return {
+        "schema": BUNDLE_SCHEMA,
+        "kind": BUNDLE_KIND,
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "amqpspec_version": __version__,
+        "spark": {},
+        "dataset": {"dir": "dataset", "results_rows": results.count(), "case_results": case_results,
+                    "findings": findings_summary["total"]},
+        "inputs": inputs_section,
+        "targets": targets,
+        "runs": a.runs_listed(),
+        "runs_total": len(a.runs),
+        "verdict_counts": a.verdict_counts(),
+        "compliance": a.compliance(),
+        "matrix": matrix,
+        "history": a.history(),
+        "changes": a.changes(),
+        "flaky": flaky,
+        "flaky_total": flaky_total,
+        "findings": findings_summary,
+        "unknown": a.unknown(),
+        "clauses": a.clause_texts(clause_ids),
+        "junit": [],
+        "limits": limits.to_json(),
+    }
+
+
+def _write_junit(results: "DataFrame", bundle: dict[str, Any], out: Path,
+                 strict: bool) -> list[tuple[str, str, Path]]:
+    """JUnit XML of each target's latest run, built from the original records (with transcripts)."""
+    from pyspark.sql import functions as F
+
+    from amqpspec.reports.junit import write_junit
+    from amqpspec.result import Result
+
+    latest = {(t["latest_run"], t["product"], t["version"], t["protocol"]): t["key"] for t in bundle["targets"]}
+    if not latest:
+        return []
+    keys = [agg.SEP.join(k) for k in latest]
+    where = agg._run_key_col().isin(keys) & (F.col("clause_pos") == 0)
+    located = results.where(where).select("run_id", "product", "version", "protocol", "source_file",
+                                          "source_line").collect()
+    wanted: dict[str, dict[int, tuple[str, str, str, str]]] = {}
+    for row in located:
+        wanted.setdefault(row["source_file"], {})[row["source_line"]] = (
+            row["run_id"], row["product"], row["version"], row["protocol"])
+    records: dict[tuple[str, str, str, str], list[Result]] = {k: [] for k in latest}
+    for path, lines in wanted.items():
+        try:
+            with open(path, "rb") as fh:
+                for number, raw in enumerate(fh, start=1):
+                    run = lines.get(number)
+                    if run is None:
+                        continue
+                    try:
+                        records[run].append(Result.from_json(json.loads(raw.decode("utf-8", "replace"))))
+                    except (ValueError, TypeError, KeyError):
+                        continue   # already reported as bad input; the dataset row stays
+        except OSError:
+            continue   # not a local file (or moved since): JUnit is a convenience, the dataset is complete
+    written = []
+    folder = out / "junit"
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    for run_key, key in latest.items():
+        recs = records.get(run_key) or []
+        if not recs:
+            continue
+        path = folder / f"{_slug(f'{run_key[1]}-{run_key[2]}-{run_key[3]}')}.xml"
+        write_junit(recs, path, suite_name=f"amqpspec {key}", strict=strict, properties={"run_id": run_key[0]})
+        written.append((key, run_key[0], path))
+    return written

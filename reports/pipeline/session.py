@@ -1,0 +1,193 @@
+"""The SparkSession the pipeline runs in: embedded local[*] by default, any cluster by URL.
+
+Why a module of its own: where Spark runs is the one thing a user changes, and every choice
+that depends on it (which address the driver binds to, how loud the JVM is, how many shuffle
+partitions make sense) belongs in one place. The job itself never looks at the master.
+
+Master, in order of precedence:
+1. ``master`` argument (``amqpspec report --spark-master URL``);
+2. a master already configured by the usual Spark environment: ``spark-submit --master``,
+   ``PYSPARK_SUBMIT_ARGS``, ``spark.master`` in ``$SPARK_CONF_DIR/spark-defaults.conf``, or the
+   ``MASTER`` / ``SPARK_MASTER`` environment variables;
+3. ``local[*]``: an embedded Spark in this process's JVM, nothing to install beyond pyspark.
+
+On one machine (local master, or a ``spark://`` URL on a loopback address) ``SPARK_LOCAL_IP``
+defaults to 127.0.0.1 so Spark neither resolves the host name nor listens beyond loopback.
+"""
+from __future__ import annotations
+
+import atexit
+import ipaddress
+import os
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+from urllib.parse import urlsplit
+
+from amqpspec.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+APP_NAME = "amqpspec-report"
+
+# Loud enough to see real trouble, quiet enough that a report run prints only its own lines.
+_LOG4J2 = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark %p %c{{1}}: %m%n
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+"""
+
+
+def _configured_master() -> str | None:
+    """A master the usual Spark environment already names, or None."""
+    submit_args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if submit_args:
+        words = shlex.split(submit_args)
+        for i, word in enumerate(words):
+            if word == "--master" and i + 1 < len(words):
+                return words[i + 1]
+            if word.startswith("--master="):
+                return word.split("=", 1)[1]
+    for name in ("MASTER", "SPARK_MASTER"):
+        if os.environ.get(name):
+            return os.environ[name]
+    conf_dir = os.environ.get("SPARK_CONF_DIR") or (
+        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
+    if conf_dir:
+        defaults = Path(conf_dir) / "spark-defaults.conf"
+        try:
+            for line in defaults.read_text(encoding="utf-8").splitlines():
+                parts = line.split(None, 1)
+                if len(parts) == 2 and parts[0] == "spark.master":
+                    return parts[1].strip()
+        except OSError:
+            pass
+    return None
+
+
+def resolve_master(master: str | None) -> str:
+    """The master URL the session will use (see the module docstring for the order)."""
+    chosen = (master or "").strip() or _configured_master() or DEFAULT_MASTER
+    if not (chosen.startswith(("local", "spark://", "yarn", "k8s://", "mesos://"))):
+        raise UsageError(
+            f"--spark-master {chosen!r} is not a Spark master URL: use local[*], local[N], "
+            "spark://HOST:PORT (standalone), yarn or k8s://...")
+    return chosen
+
+
+def is_single_machine(master: str) -> bool:
+    """True when the driver and every executor run on this host (local, or a loopback cluster)."""
+    if master.startswith("local"):
+        return True
+    if master.startswith("spark://"):
+        hosts = [urlsplit("spark://" + part).hostname or "" for part in master[len("spark://"):].split(",")]
+        return all(_is_loopback(h) for h in hosts)
+    return False
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_runtime() -> None:
+    """Clear one-line errors for the two things Spark cannot start without."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError("the report pipeline needs PySpark: pip install 'pyspark>=4.0'") from None
+    java_home = os.environ.get("JAVA_HOME")
+    if not (java_home and Path(java_home, "bin", "java").exists()) and shutil.which("java") is None:
+        raise UsageError("Spark needs Java 17 or later and none was found: install a JRE "
+                         "(Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+
+
+def _log4j_file() -> str:
+    level = os.environ.get("AMQPSPEC_SPARK_LOG_LEVEL", "error").lower()
+    if level not in ("trace", "debug", "info", "warn", "error", "fatal", "off"):
+        level = "error"
+    fd, path = tempfile.mkstemp(prefix="amqpspec-log4j2-", suffix=".properties")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(_LOG4J2.format(level=level))
+    atexit.register(_unlink_quietly, path)
+    return path
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def create_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                   app_name: str = APP_NAME) -> "SparkSession":
+    """Starts (or joins) the SparkSession the job runs in.
+
+    ``conf`` entries (``--conf KEY=VALUE``) win over the defaults set here. If a session is
+    already active in this process (tests, ``spark-submit``), it is reused as it is: Spark
+    cannot change the master of a running JVM, so ``master`` is then ignored.
+    """
+    _check_runtime()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    url = resolve_master(master)
+    if is_single_machine(url):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    log4j = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+    settings: dict[str, str] = {
+        "spark.ui.enabled": "false",              # no web UI port to bind, faster start
+        "spark.ui.showConsoleProgress": "false",  # the CLI prints its own progress
+        "spark.sql.session.timeZone": "UTC",      # result timestamps are UTC; so are the aggregates
+        "spark.sql.adaptive.enabled": "true",
+        "spark.driver.extraJavaOptions": log4j,
+        "spark.executor.extraJavaOptions": log4j,
+    }
+    if url.startswith("local"):
+        # one process does everything: a few shuffle partitions per core, not 200
+        settings["spark.sql.shuffle.partitions"] = str(max(4, 4 * (os.cpu_count() or 1)))
+        settings["spark.driver.memory"] = os.environ.get("AMQPSPEC_SPARK_DRIVER_MEMORY", "2g")
+    if os.environ.get("SPARK_LOCAL_IP") and is_single_machine(url):
+        settings["spark.driver.host"] = os.environ["SPARK_LOCAL_IP"]
+        settings["spark.driver.bindAddress"] = os.environ["SPARK_LOCAL_IP"]
+    settings.update(conf or {})
+    builder = SparkSession.builder.appName(app_name).master(url)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # py4j / JVM start failures: one line, not a Java stack
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"cannot start Spark with master {url}: {first}") from None
+    session.sparkContext.setLogLevel(os.environ.get("AMQPSPEC_SPARK_LOG_LEVEL", "ERROR").upper())
+    return session
+
+
+def parse_conf(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``--conf KEY=VALUE`` options as a dict, with a clear error for a malformed one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {pair!r}: expected KEY=VALUE, e.g. spark.driver.memory=4g")
+        out[key.strip()] = value
+    return out
