@@ -1,0 +1,583 @@
+"""A fuzz campaign: workers drawing examples with hypothesis, oracles judging them, findings kept.
+
+Each worker (a thread with ``--jobs 1``, else a process) takes its share of the targets and
+runs them in *batches*. A batch is two hypothesis runs of one target:
+
+1. generation (``Phase.generate``, seeded from the campaign seed, the target, the worker and the
+   batch number) until the batch's examples are done or an example shows a *new* signature;
+2. if one did, shrinking (``Phase.reuse`` + ``Phase.shrink``): the failing example is replayed
+   from an in-memory example database and shrunk, an example counting as failing only when it
+   shows that same signature, for at most ``--shrink-time`` seconds.
+
+The smallest input seen with the signature becomes the finding. Signatures already known (in
+the findings directory, or found earlier) only add to their count. New signatures met while
+shrinking something else are kept and shrunk when generation meets them again (or written as
+they are at the end). Every example runs on fresh connections, is followed by the liveness
+probe (and the memory check), and after a broker crash the worker that caused it -- confirmed
+by replaying its input alone -- restarts the broker with ``--restart-command`` while the other
+workers wait.
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import queue as queue_mod
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hyp_seed, settings
+from hypothesis.database import InMemoryExampleDatabase
+
+from amqpspec.errors import UsageError
+from amqpspec.target import BrokerInfo, Target
+
+from .exec091 import SetupFailed
+from .findings import FindingStore, Signature, make_finding, now_iso
+from .oracles import MemoryMonitor, Verdict, liveness_problem, restart_broker
+from .stimulus import Stimulus
+from .targets import Env, Example, FuzzTarget, get, select
+
+BATCH = 100                 # examples per generation run in duration mode
+SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker is checked
+
+
+class _Stop(BaseException):
+    """Ends a hypothesis run at once (time up, stop requested); never a test failure."""
+
+
+class _Internal(BaseException):
+    """A defect of the fuzzer itself inside an example: ends the run, never a finding."""
+
+
+class _SliceOver(BaseException):
+    """The batch's share of the campaign time is used up (duration mode): on to the next target."""
+
+
+class _Found(Exception):
+    """An example showed the signature being looked for: hypothesis keeps (and shrinks) it."""
+
+
+@dataclass
+class Config:
+    """Everything a worker needs (picklable: processes get a copy)."""
+
+    url: str
+    protocol: str
+    targets: list[str]
+    broker: BrokerInfo
+    seed: int = 0
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    jobs: int = 1
+    duration: float | None = None
+    examples: int | None = None
+    window: float = 2.0
+    shrink_time: float = 30.0
+    restart_command: str | None = None
+    restart_wait: float = 60.0
+    memory_limit: int = 512 << 20
+    known: list[str] = field(default_factory=list)
+    cafile: str | None = None
+    insecure: bool = False
+    batch: int = BATCH
+    started: float = field(default_factory=time.time)
+
+    def target(self) -> Target:
+        return Target.parse(self.url, cafile=self.cafile, insecure=self.insecure)
+
+    def deadline(self) -> float | None:
+        return None if self.duration is None else self.started + self.duration
+
+
+@dataclass
+class Shared:
+    """Coordination between workers (and the campaign): stop, broker state, restarts."""
+
+    stop: Any
+    broker_ok: Any
+    restart_lock: Any
+    epoch: Any
+    dead: Any
+
+    @classmethod
+    def create(cls, ctx: Any) -> "Shared":
+        ok = ctx.Event()
+        ok.set()
+        return cls(ctx.Event(), ok, ctx.Lock(), ctx.Value("i", 0), ctx.Event())
+
+
+def derive_seed(*parts: Any) -> int:
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` spread over ``parts`` as evenly as possible, the first ones taking the rest."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def plan(cfg: Config, worker: int) -> list[tuple[str, int | None]]:
+    """(target, examples) this worker runs; examples None means: until the time is up."""
+    if cfg.examples is None:
+        n = len(cfg.targets)
+        return [(cfg.targets[(worker + i) % n], None) for i in range(n)]
+    per_target = split(cfg.examples, len(cfg.targets))
+    mine = [(name, split(count, cfg.jobs)[worker]) for name, count in zip(cfg.targets, per_target)]
+    return [(name, count) for name, count in mine if count > 0]
+
+
+# ---------------------------------------------------------------------------- worker
+
+@dataclass
+class _Batch:
+    """The state of one batch's two hypothesis runs."""
+
+    mode: str = "generate"           # or "shrink"
+    limit: int = 0                   # examples to generate
+    generated: int = 0
+    current: str | None = None       # signature id being shrunk
+    best: tuple[Signature, Verdict, Example] | None = None
+    shrink_until: float = 0.0
+    slice_until: float | None = None
+    found: BaseException | None = None
+
+
+class Worker:
+    def __init__(self, cfg: Config, index: int, events: Any, shared: Shared) -> None:
+        self.cfg = cfg
+        self.index = index
+        self.events = events
+        self.shared = shared
+        self.target = cfg.target()
+        self.env = Env(self.target, cfg.protocol, cfg.broker, cfg.run_id, index, cfg.window)
+        self.known: set[str] = set(cfg.known)
+        self.pending: dict[str, tuple[Signature, Verdict, Example]] = {}
+        self.cleanup: list[tuple[str, str]] = []
+        self.memory = MemoryMonitor(self.target, cfg.memory_limit)
+        self.setup_failures = 0
+        self.internal_errors: dict[str, int] = {}
+
+    # -- helpers -------------------------------------------------------------------------
+    def emit(self, *event: Any) -> None:
+        self.events.put(event)
+
+    def time_up(self) -> bool:
+        deadline = self.cfg.deadline()
+        return self.shared.stop.is_set() or (deadline is not None and time.time() >= deadline)
+
+    def wait_broker(self) -> None:
+        while not self.shared.broker_ok.wait(0.5):
+            if self.shared.stop.is_set():
+                raise _Stop()
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self.memory.start()
+            self.emit("memory", self.index, self.memory.describe())
+            strategies: dict[str, Any] = {}
+            work = plan(self.cfg, self.index)
+            done = {name: 0 for name, _ in work}
+            batches = {name: 0 for name, _ in work}
+            active = [name for name, _ in work]
+            budget = dict(work)
+            while active and not self.time_up():
+                for name in list(active):
+                    if self.time_up():
+                        break
+                    ft = get(name, self.cfg.protocol)
+                    if name not in strategies:
+                        strategies[name] = ft.strategy(self.env)
+                    want = budget[name]
+                    if want is None:  # duration mode: a time slice per visit, shared among the targets left
+                        left = (self.cfg.deadline() or time.time() + 60) - time.time()
+                        n, slice_s = 1 << 20, max(1.0, min(20.0, left / len(active)))
+                    else:
+                        n, slice_s = want - done[name], None
+                    ran = self.batch(ft, strategies[name], derive_seed(self.cfg.seed, name, self.index, batches[name]),
+                                     n, slice_s)
+                    batches[name] += 1
+                    done[name] += ran
+                    if (want is not None and done[name] >= want) or self.internal_errors.get(name, 0) >= 3 \
+                            or (ran == 0 and batches[name] > 3 and done[name] == 0):
+                        active.remove(name)
+        except _Stop:
+            pass
+        finally:
+            for sid, (sig, verdict, ex) in list(self.pending.items()):
+                if sid not in self.known:  # met while shrinking something else, never again: as it is
+                    self.report(sig, verdict, ex)
+            if self.cleanup:
+                self.clean()
+            self.emit("done", self.index)
+
+    def clean(self) -> None:
+        from .exec091 import delete_entities
+
+        if self.cfg.protocol == "0-9-1" or self._speaks_091():
+            note = delete_entities(self.target, self.cleanup)
+            if note:
+                self.emit("note", note)
+        self.cleanup = []
+
+    def _speaks_091(self) -> bool:
+        from amqpspec.runner import detect_protocol
+        try:
+            return detect_protocol(self.target, timeout=3.0) == "0-9-1"
+        except Exception:  # noqa: BLE001 - only decides whether cleanup is possible
+            return False
+
+    # -- one batch: generate, then shrink what is new ----------------------------------------
+    def batch(self, ft: FuzzTarget, strategy: Any, seed: int, n: int, slice_s: float | None = None) -> int:
+        db = InMemoryExampleDatabase()
+        state = _Batch(limit=n, slice_until=None if slice_s is None else time.monotonic() + slice_s)
+
+        def body(stimulus: Stimulus) -> None:
+            self.example(ft, stimulus, state)
+
+        base = settings(database=db, deadline=None, derandomize=False, report_multiple_bugs=False,
+                        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+        generate = settings(base, max_examples=max(1, min(n, 1 << 20)), phases=[Phase.generate])(hyp_seed(seed)(given(strategy)(body)))
+        self._hypothesis(generate, ft)
+        if state.current is not None and state.best is not None:
+            for key in list(db.data):  # as a secondary example, the saved failure is shrunk, not trusted
+                for value in list(db.fetch(key)):
+                    if not key.endswith(b".secondary"):
+                        db.move(key, key + b".secondary", value)
+            state.mode = "shrink"
+            state.found = None
+            state.shrink_until = time.monotonic() + self.cfg.shrink_time
+            shrink = settings(base, max_examples=100, phases=[Phase.reuse, Phase.shrink])(
+                hyp_seed(seed)(given(strategy)(body)))
+            self._hypothesis(shrink, ft)
+            sig, verdict, ex = state.best
+            self.pending.pop(sig.id, None)
+            self.report(sig, verdict, ex)
+        return state.generated
+
+    def _hypothesis(self, test: Callable[[], None], ft: FuzzTarget) -> None:
+        try:
+            test()
+        except (_Stop, _Found, _SliceOver):
+            pass
+        except _Internal as exc:
+            self.internal_errors[ft.name] = self.internal_errors.get(ft.name, 0) + 1
+            self.emit("note", f"fuzzer defect in target {ft.name} (not a finding): {exc}")
+        except Exception as exc:  # noqa: BLE001 - hypothesis' own complaints (flaky, unsatisfiable...)
+            if "Flaky" not in type(exc).__name__ and "Unsatisfiable" not in type(exc).__name__:
+                self.emit("note", f"hypothesis ended a run of {ft.name}: {type(exc).__name__}: {str(exc)[:200]}")
+
+    # -- one example -------------------------------------------------------------------------
+    def example(self, ft: FuzzTarget, stimulus: Stimulus, state: _Batch) -> None:
+        if self.time_up():
+            raise _Stop()
+        if state.mode == "generate":
+            if state.found is not None:  # hypothesis replays the failure once to report it
+                raise state.found
+            if state.generated >= state.limit:
+                return
+            if state.slice_until is not None and time.monotonic() > state.slice_until:
+                raise _SliceOver()
+        elif time.monotonic() > state.shrink_until:
+            return  # out of shrinking time: nothing fails any more, hypothesis keeps the best
+        try:
+            outcome = self._run(ft, stimulus, shrinking=state.mode == "shrink")
+        except (_Stop, _Found):
+            raise
+        except Exception:  # noqa: BLE001 - our defect: end the run, never a finding
+            raise _Internal(traceback.format_exc(limit=6).strip().splitlines()[-1]) from None
+        if state.mode == "generate":
+            state.generated += 1
+        if outcome is None:
+            return
+        sig, verdict, ex = outcome
+        sid = sig.id
+        if sid in self.known:
+            if state.mode == "generate":
+                self.emit("hit", sid)
+            return
+        if state.mode == "generate":
+            state.current, state.best = sid, outcome
+            state.found = _Found(sid)
+            raise state.found
+        if sid == state.current:
+            best = state.best[2] if state.best else None
+            if best is None or (len(ex.octets), ex.octets) < (len(best.octets), best.octets):
+                state.best = outcome
+            raise _Found(sid)
+        self.pending.setdefault(sid, outcome)
+
+    def _run(self, ft: FuzzTarget, stimulus: Stimulus, *, shrinking: bool) -> tuple[Signature, Verdict, Example] | None:
+        self.wait_broker()
+        epoch = self.shared.epoch.value
+        try:
+            ex = ft.run(self.env, stimulus)
+        except SetupFailed as exc:
+            self.setup_failures += 1
+            if self.setup_failures >= SETUP_FAILURES_MAX:
+                self.setup_failures = 0
+                problem = liveness_problem(self.target, self.cfg.protocol)
+                if problem:
+                    self.broker_down(None, None, problem, epoch, confirm=False)
+                else:
+                    self.emit("note", f"target {ft.name}: its start state could not be reached: {exc}")
+            self.emit("exec", self.index, ft.name, shrinking, False)
+            return None
+        self.setup_failures = 0
+        self.cleanup.extend(ex.cleanup)
+        if len(self.cleanup) > 200:
+            self.clean()
+        self.emit("exec", self.index, ft.name, shrinking, True)
+        verdict = ex.verdict
+        problem = liveness_problem(self.target, self.cfg.protocol)
+        if problem:
+            if not self.broker_down(ft, ex, problem, epoch, confirm=not shrinking):
+                return None
+            ex.transcript.event(f"liveness probe after this example: {problem}")
+            verdict = Verdict("liveness", None, None, (), f"after this example the broker stopped serving a fresh, "
+                                                         f"well-behaved client: {problem}")
+        else:
+            grown = self.memory.check()
+            if grown:
+                ex.transcript.event(grown)
+                memory = Verdict("memory", None, None, (), grown)
+                self.report(Signature(self.cfg.protocol, ft.name, "memory", None, None, ex.state), memory, ex)
+        if verdict.ok:
+            return None
+        sig = Signature(self.cfg.protocol, ft.name, verdict.violation or "", verdict.code, verdict.condition,
+                        ex.state)
+        return sig, verdict, ex
+
+    def broker_down(self, ft: FuzzTarget | None, ex: Example | None, problem: str, epoch: int, *, confirm: bool) -> bool:
+        """The broker stopped serving. Returns whether this worker's example is to blame: it
+        must have started after the last restart, and (unless ``confirm`` is off) kill the
+        broker again when replayed alone. Restarts the broker when a command is given."""
+        with self.shared.restart_lock:
+            if self.shared.epoch.value != epoch:
+                return False  # restarted meanwhile: someone else's crash
+            self.shared.broker_ok.clear()
+            try:
+                if not liveness_problem(self.target, self.cfg.protocol):
+                    return False  # it came back by itself
+                if not self.cfg.restart_command:
+                    self.shared.dead.set()
+                    self.shared.stop.set()
+                    self.emit("note", f"the broker stopped serving ({problem}) and there is no --restart-command: "
+                                      "the campaign ends")
+                    return ft is not None
+                self.emit("note", self._restart())
+                if ft is None or ex is None:
+                    return False
+                if not confirm:
+                    return True
+                try:
+                    ft.run(self.env, ex.stimulus)
+                except SetupFailed:
+                    pass
+                again = liveness_problem(self.target, self.cfg.protocol)
+                if again:
+                    self.emit("note", self._restart())
+                    return True
+                self.emit("note", f"target {ft.name}: the broker stopped serving once, but not when the input was "
+                                  "replayed alone (not recorded)")
+                return False
+            finally:
+                if not self.shared.dead.is_set():
+                    self.shared.broker_ok.set()
+
+    def _restart(self) -> str:
+        note = restart_broker(self.target, self.cfg.protocol, self.cfg.restart_command or "", self.cfg.restart_wait)
+        with self.shared.epoch.get_lock():
+            self.shared.epoch.value += 1
+        self.memory.rebase()
+        self.emit("restart", self.index, note)
+        return note
+
+    # -- findings ------------------------------------------------------------------------------
+    def report(self, sig: Signature, verdict: Verdict, ex: Example) -> None:
+        self.known.add(sig.id)
+        record = make_finding(
+            sig, broker=self.cfg.broker.identity(), target_url=self.target.url(), seed=self.cfg.seed,
+            run_id=self.cfg.run_id, clauses=list(verdict.clauses), input_hex=ex.octets.hex(),
+            input_summary=ex.stimulus.summary(), transcript=ex.transcript.to_json())
+        last_t = record["transcript"][-1]["t"] if record["transcript"] else 0.0
+        record["transcript"].append({"t": last_t, "dir": "event", "conn": 0, "hex": "",
+                                     "summary": f"verdict: {verdict.violation}: {verdict.reason}"[:2000]})
+        self.emit("finding", record)
+
+
+def _worker_main(cfg: Config, index: int, events: Any, shared: Shared) -> None:
+    """Entry point of a worker process (and of the worker thread with --jobs 1)."""
+    try:
+        Worker(cfg, index, events, shared).run()
+    except BaseException as exc:  # noqa: BLE001 - reported to the campaign, which goes on
+        events.put(("note", f"worker {index} failed: {type(exc).__name__}: {exc}"))
+        events.put(("done", index))
+
+
+# ---------------------------------------------------------------------------- the campaign
+
+@dataclass
+class Stats:
+    started: float = field(default_factory=time.monotonic)
+    execs: int = 0
+    setup_failures: int = 0
+    by_target: dict[str, int] = field(default_factory=dict)
+    elapsed_by_target: dict[str, float] = field(default_factory=dict)
+    findings: dict[str, dict[str, Any]] = field(default_factory=dict)   # sig id -> record (this campaign)
+    new: set[str] = field(default_factory=set)
+    hits: dict[str, int] = field(default_factory=dict)
+    last: str = ""
+    notes: list[str] = field(default_factory=list)
+    restarts: int = 0
+    memory: str = ""
+    dead: bool = False
+
+    def rate(self) -> float:
+        dt = time.monotonic() - self.started
+        return self.execs / dt if dt > 0 else 0.0
+
+
+class Campaign:
+    """Runs the workers and the control pair, keeps the findings directory, feeds a display."""
+
+    def __init__(self, cfg: Config, findings_dir: str, on_event: Callable[[str, Stats, Any], None] | None = None,
+                 control: bool = True) -> None:
+        self.cfg = cfg
+        self.store = FindingStore(findings_dir)
+        self.stats = Stats()
+        self.on_event = on_event or (lambda kind, stats, data: None)
+        self.control_enabled = control
+        self._pending_hits: dict[str, int] = {}
+        self._last_flush = time.monotonic()
+
+    def run(self) -> Stats:
+        cfg = self.cfg
+        for name in cfg.targets:
+            get(name, cfg.protocol)
+        cfg.known = sorted(self.store.known())
+        ctx = multiprocessing.get_context("spawn")
+        shared = Shared.create(ctx)
+        events: Any = ctx.Queue()
+        control = None
+        if self.control_enabled:
+            from .control import ControlPair
+
+            control = ControlPair(cfg.target(), cfg.protocol, cfg, events, shared, window=cfg.window)
+            control.start()
+        workers: list[Any] = []
+        if cfg.jobs <= 1:
+            workers.append(threading.Thread(target=_worker_main, args=(cfg, 0, events, shared), daemon=True,
+                                            name="fuzz-worker-0"))
+        else:
+            workers += [ctx.Process(target=_worker_main, args=(cfg, i, events, shared), daemon=True,
+                                    name=f"fuzz-worker-{i}") for i in range(cfg.jobs)]
+        for w in workers:
+            w.start()
+        running = len(workers)
+        try:
+            while running:
+                try:
+                    event = events.get(timeout=0.25)
+                except queue_mod.Empty:
+                    if not any(w.is_alive() for w in workers):
+                        break
+                    self._tick()
+                    continue
+                if event[0] == "done":
+                    running -= 1
+                self._handle(event)
+                self._tick()
+        except KeyboardInterrupt:
+            shared.stop.set()
+            self.stats.notes.append("interrupted: finishing the examples in flight")
+            self.on_event("note", self.stats, "interrupted: finishing the examples in flight")
+            self._drain(events, workers)
+            raise
+        finally:
+            shared.stop.set()
+            for w in workers:
+                w.join(timeout=self.cfg.window + 15)
+            if control is not None:
+                for event in control.stop(drain=not shared.dead.is_set()):
+                    self._handle(event)
+            while True:
+                try:
+                    self._handle(events.get_nowait())
+                except (queue_mod.Empty, OSError, ValueError):
+                    break
+            self._flush_hits()
+            self.stats.dead = shared.dead.is_set()
+        return self.stats
+
+    def _drain(self, events: Any, workers: list[Any]) -> None:
+        until = time.monotonic() + self.cfg.window + 10
+        while any(w.is_alive() for w in workers) and time.monotonic() < until:
+            try:
+                self._handle(events.get(timeout=0.25))
+            except queue_mod.Empty:
+                pass
+
+    def _tick(self) -> None:
+        if time.monotonic() - self._last_flush > 2.0:
+            self._flush_hits()
+        self.on_event("tick", self.stats, None)
+
+    def _flush_hits(self) -> None:
+        self._last_flush = time.monotonic()
+        for sid, n in list(self._pending_hits.items()):
+            rec = self.store.hit(sid, n)
+            if rec is not None:
+                self.stats.findings[sid] = rec
+        self._pending_hits.clear()
+
+    def _handle(self, event: tuple[Any, ...]) -> None:
+        kind = event[0]
+        s = self.stats
+        if kind == "exec":
+            _, _worker, name, _shrinking, reached = event
+            s.execs += 1
+            s.by_target[name] = s.by_target.get(name, 0) + 1
+            if not reached:
+                s.setup_failures += 1
+        elif kind == "hit":
+            sid = event[1]
+            s.hits[sid] = s.hits.get(sid, 0) + 1
+            self._pending_hits[sid] = self._pending_hits.get(sid, 0) + 1
+            if sid not in s.findings:
+                rec = self.store.load(sid)
+                if rec is not None:
+                    s.findings[sid] = rec
+        elif kind == "finding":
+            record = event[1]
+            stored, new = self.store.record(record)
+            sid = stored["signature_id"]
+            s.findings[sid] = stored
+            if new:
+                s.new.add(sid)
+            s.hits[sid] = s.hits.get(sid, 0) + int(record.get("count", 1))
+            s.last = Signature(**stored["signature"]).describe()
+            self.on_event("finding", s, (stored, new))
+        elif kind == "restart":
+            s.restarts += 1
+            self.on_event("note", s, event[2])
+        elif kind == "memory":
+            s.memory = event[2]
+        elif kind == "note":
+            s.notes.append(event[1])
+            self.on_event("note", s, event[1])
+
+
+def resolve_targets(protocol: str, names: tuple[str, ...] | list[str]) -> list[str]:
+    chosen = select(protocol, names)
+    if not chosen:
+        raise UsageError(f"no fuzz targets for AMQP {protocol}")
+    return [t.name for t in chosen]
+
+
+__all__ = ["Config", "Campaign", "Stats", "Worker", "Shared", "plan", "split", "derive_seed", "resolve_targets",
+           "now_iso"]

@@ -1,0 +1,240 @@
+"""Findings: one JSON file per distinct problem, named after its signature.
+
+A finding is deduplicated by its signature -- protocol, target, violation kind, close code,
+error condition, state -- and stored as ``<signature_id>.json`` in the findings directory, in
+the FINDINGS FORMAT shared with the report pipeline (see :func:`validate`). Writes are atomic
+(a temporary file renamed over the old one) and serialised by a lock file, so several worker
+processes and a kill at any moment leave every file whole. Finding the same signature again
+updates ``count`` and ``last_seen`` only: the input, the minimal one found first, stays.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from amqpspec.secrets import SCRUBBER
+
+SCHEMA = 1
+KIND = "finding"
+VIOLATIONS = ("hang", "reset-without-close", "wrong-code", "liveness", "memory", "control-loss", "invariant",
+              "decode-error-by-broker")
+KEYS = ("schema", "kind", "signature", "signature_id", "broker", "target_url", "seed", "first_seen", "last_seen",
+        "count", "clauses", "input", "transcript", "replay", "run_id")
+SIGNATURE_KEYS = ("protocol", "target", "violation", "code", "condition", "state")
+LOCK_NAME = ".lock"
+
+
+@dataclass(frozen=True)
+class Signature:
+    protocol: str
+    target: str
+    violation: str
+    code: int | None
+    condition: str | None
+    state: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "target": self.target, "violation": self.violation, "code": self.code,
+                "condition": self.condition, "state": self.state}
+
+    @property
+    def id(self) -> str:
+        return signature_id(self.to_json())
+
+    def describe(self) -> str:
+        what = self.violation + (f" {self.code}" if self.code is not None else "") + \
+            (f" {self.condition}" if self.condition else "")
+        return f"{self.target}: {what} ({self.state})"
+
+
+def signature_id(signature: dict[str, Any]) -> str:
+    """A short stable hash of a signature (16 hex digits of SHA-256 over its canonical JSON)."""
+    canonical = json.dumps({k: signature.get(k) for k in SIGNATURE_KEYS}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def replay_command(path: str | os.PathLike[str], target_url: str) -> str:
+    """The command that replays a finding (``amqpspec replay <finding-file> <URL>``)."""
+    return shlex.join(["amqpspec", "replay", str(path), target_url])
+
+
+def make_finding(sig: Signature, *, broker: dict[str, str], target_url: str, seed: int, run_id: str,
+                 clauses: list[str] | tuple[str, ...], input_hex: str, input_summary: str,
+                 transcript: list[dict[str, Any]], count: int = 1, seen: str | None = None) -> dict[str, Any]:
+    """A finding record (``replay`` is filled in when it is stored: it names the file)."""
+    when = seen or now_iso()
+    return {
+        "schema": SCHEMA, "kind": KIND, "signature": sig.to_json(), "signature_id": sig.id,
+        "broker": {"product": broker.get("product", ""), "version": broker.get("version", ""),
+                   "platform": broker.get("platform", "")},
+        "target_url": target_url, "seed": int(seed), "first_seen": when, "last_seen": when, "count": int(count),
+        "clauses": list(dict.fromkeys(clauses)), "input": {"hex": input_hex, "summary": input_summary},
+        "transcript": transcript, "replay": "", "run_id": run_id,
+    }
+
+
+def validate(record: Any) -> list[str]:
+    """Problems with a finding record against the FINDINGS FORMAT (empty when it conforms)."""
+    if not isinstance(record, dict):
+        return ["not a JSON object"]
+    problems = [f"missing key {k!r}" for k in KEYS if k not in record]
+    if problems:
+        return problems
+    if record["schema"] != SCHEMA:
+        problems.append(f"schema is {record['schema']!r}, not {SCHEMA}")
+    if record["kind"] != KIND:
+        problems.append(f"kind is {record['kind']!r}, not {KIND!r}")
+    sig = record["signature"]
+    if not isinstance(sig, dict) or set(sig) != set(SIGNATURE_KEYS):
+        problems.append(f"signature keys must be exactly {SIGNATURE_KEYS}")
+    else:
+        if sig["protocol"] not in ("0-9-1", "1.0"):
+            problems.append(f"signature.protocol {sig['protocol']!r}")
+        if sig["violation"] not in VIOLATIONS:
+            problems.append(f"signature.violation {sig['violation']!r}")
+        if sig["code"] is not None and not isinstance(sig["code"], int):
+            problems.append("signature.code must be an integer or null")
+        if sig["condition"] is not None and not isinstance(sig["condition"], str):
+            problems.append("signature.condition must be a string or null")
+        for k in ("target", "state"):
+            if not isinstance(sig[k], str) or not sig[k]:
+                problems.append(f"signature.{k} must be a non-empty string")
+        if record["signature_id"] != signature_id(sig):
+            problems.append("signature_id does not match the signature")
+    broker = record["broker"]
+    if not isinstance(broker, dict) or not {"product", "version", "platform"} <= set(broker):
+        problems.append("broker needs product, version, platform")
+    if ":" in str(record["target_url"]).split("@")[0].split("//", 1)[-1]:
+        problems.append("target_url carries a password")
+    for k in ("seed", "count"):
+        if not isinstance(record[k], int) or isinstance(record[k], bool):
+            problems.append(f"{k} must be an integer")
+    if isinstance(record["count"], int) and record["count"] < 1:
+        problems.append("count must be at least 1")
+    for k in ("first_seen", "last_seen"):
+        try:
+            _dt.datetime.fromisoformat(str(record[k]).replace("Z", "+00:00"))
+        except ValueError:
+            problems.append(f"{k} is not ISO-8601")
+    if not isinstance(record["clauses"], list) or not all(isinstance(c, str) for c in record["clauses"]):
+        problems.append("clauses must be a list of clause ids")
+    inp = record["input"]
+    if not isinstance(inp, dict) or set(inp) != {"hex", "summary"}:
+        problems.append("input needs exactly hex and summary")
+    else:
+        try:
+            bytes.fromhex(inp["hex"])
+        except (TypeError, ValueError):
+            problems.append("input.hex is not hex")
+    if not isinstance(record["transcript"], list):
+        problems.append("transcript must be a list")
+    else:
+        for i, e in enumerate(record["transcript"]):
+            if not isinstance(e, dict) or not {"t", "dir", "conn", "summary", "hex"} <= set(e):
+                problems.append(f"transcript entry {i} needs t, dir, conn, summary, hex")
+                break
+    if not str(record["replay"]).startswith("amqpspec replay "):
+        problems.append("replay is not an 'amqpspec replay' command")
+    return problems
+
+
+class FindingStore:
+    """The findings directory: load what is there, add or update findings atomically."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, sig_id: str) -> Path:
+        return self.dir / f"{sig_id}.json"
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(self.dir / LOCK_NAME, "a+") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def load(self, sig_id: str) -> dict[str, Any] | None:
+        try:
+            with open(self.path(sig_id), encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            return None
+
+    def known(self) -> dict[str, dict[str, Any]]:
+        """signature_id -> record of every readable finding in the directory."""
+        out = {}
+        for p in sorted(self.dir.glob("*.json")):
+            try:
+                rec = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(rec, dict) and rec.get("kind") == KIND and "signature_id" in rec:
+                out[rec["signature_id"]] = rec
+        return out
+
+    def _write(self, record: dict[str, Any]) -> Path:
+        path = self.path(record["signature_id"])
+        text = SCRUBBER.scrub(json.dumps(record, ensure_ascii=False, indent=2, default=str))
+        fd, tmp = tempfile.mkstemp(prefix=".finding-", suffix=".tmp", dir=self.dir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return path
+
+    def record(self, finding: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """Stores a new finding, or merges it into the existing one of its signature (count
+        added, last_seen moved on; input, transcript, first_seen and run kept). Returns the
+        stored record and whether it was new."""
+        with self._locked():
+            old = self.load(finding["signature_id"])
+            if old is None:
+                rec = dict(finding)
+                rec["replay"] = replay_command(self.path(rec["signature_id"]), rec["target_url"])
+                self._write(rec)
+                return rec, True
+            old["count"] = int(old.get("count", 0)) + int(finding.get("count", 1))
+            old["last_seen"] = finding.get("last_seen") or now_iso()
+            old["replay"] = replay_command(self.path(old["signature_id"]), old.get("target_url", finding["target_url"]))
+            self._write(old)
+            return old, False
+
+    def hit(self, sig_id: str, count: int = 1, when: str | None = None) -> dict[str, Any] | None:
+        """Adds ``count`` hits to an existing finding; None when there is no such finding."""
+        with self._locked():
+            old = self.load(sig_id)
+            if old is None:
+                return None
+            old["count"] = int(old.get("count", 0)) + count
+            old["last_seen"] = when or now_iso()
+            self._write(old)
+            return old
+
+
+__all__ = ["Signature", "FindingStore", "make_finding", "validate", "signature_id", "replay_command", "now_iso",
+           "VIOLATIONS", "SCHEMA"]

@@ -1,0 +1,199 @@
+"""What the two stateful machines share: violations, their signatures, and finding records.
+
+A *violation* is the model's verdict that the broker did something the specification text
+forbids, with the clause ids that say so. It is data first (the model collects them while
+frames arrive, and unit tests inspect them) and becomes an exception only at the machine's
+invariant, so that hypothesis can shrink the example that produced it.
+
+The *signature* is what makes two violations "the same finding" across examples and runs:
+protocol, fuzz target, kind of violation, reply code / error condition, and the protocol
+state in which it happened. The finding record follows the shared FINDINGS FORMAT (one JSON
+file per signature, ``<signature_id>.json``) that the campaign runner writes and the report
+pipeline reads.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from amqpspec.secrets import SCRUBBER
+
+FINDING_SCHEMA = 1
+#: the violation kinds of the FINDINGS FORMAT
+KINDS = ("hang", "reset-without-close", "wrong-code", "liveness", "memory", "control-loss", "invariant",
+         "decode-error-by-broker")
+
+OnFinding = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """The broker broke a rule of the spec; ``clauses`` are the ids of the rules it broke."""
+
+    kind: str                    # one of KINDS
+    state: str                   # protocol state / step, e.g. "after-ack-unknown-tag"
+    clauses: tuple[str, ...]
+    message: str                 # one line: what the spec requires, what the broker did
+    code: int | None = None      # 0-9-1 reply code involved, if any
+    condition: str | None = None  # 1.0 error condition involved, if any
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown violation kind {self.kind!r}")
+
+    def signature(self, protocol: str, target: str) -> dict[str, Any]:
+        return {"protocol": protocol, "target": target, "violation": self.kind, "code": self.code,
+                "condition": self.condition, "state": self.state}
+
+
+def signature_id(signature: dict[str, Any]) -> str:
+    """Short stable hash of a signature: the file name of its finding."""
+    text = json.dumps(signature, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ViolationError(AssertionError):
+    """Raised by a machine's invariant; hypothesis shrinks the example that raised it."""
+
+    def __init__(self, violation: Violation, evidence: dict[str, Any] | None = None) -> None:
+        self.violation = violation
+        self.evidence = evidence or {}
+        super().__init__(f"{violation.kind} at {violation.state}: {violation.message} "
+                         f"[{', '.join(violation.clauses) or 'no clause'}]")
+
+
+_ERROR_TYPES: dict[str, type[ViolationError]] = {}
+
+
+def error_type(sig_id: str) -> type[ViolationError]:
+    """A ViolationError subclass per signature.
+
+    Hypothesis tells bugs apart by exception type and raising line; one class per signature
+    makes it shrink each distinct finding on its own instead of sliding from one to another.
+    """
+    cls = _ERROR_TYPES.get(sig_id)
+    if cls is None:
+        cls = type(f"Violation_{sig_id}", (ViolationError,), {"__module__": __name__})
+        _ERROR_TYPES[sig_id] = cls
+    return cls
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class FindingDraft:
+    """Everything a machine knows about one occurrence, before it becomes a record."""
+
+    violation: Violation
+    transcript: list[dict[str, Any]]
+    input_hex: str
+    input_summary: str
+    steps: list[str] = field(default_factory=list)
+
+
+def finding_record(draft: FindingDraft, *, protocol: str, target: str, broker: dict[str, str], target_url: str,
+                   seed: int, run_id: str, replay: str, count: int = 1, first_seen: str | None = None,
+                   last_seen: str | None = None) -> dict[str, Any]:
+    """A finding in the shared FINDINGS FORMAT, scrubbed of registered secrets."""
+    sig = draft.violation.signature(protocol, target)
+    stamp = now_iso()
+    record = {
+        "schema": FINDING_SCHEMA,
+        "kind": "finding",
+        "signature": sig,
+        "signature_id": signature_id(sig),
+        "broker": dict(broker),
+        "target_url": target_url,
+        "seed": seed,
+        "first_seen": first_seen or stamp,
+        "last_seen": last_seen or stamp,
+        "count": count,
+        "clauses": list(draft.violation.clauses),
+        "input": {"hex": draft.input_hex, "summary": draft.input_summary},
+        "transcript": draft.transcript,
+        "replay": replay,
+        "run_id": run_id,
+        "message": draft.violation.message,
+    }
+    text = json.dumps(record, ensure_ascii=False, default=str)
+    cleaned = SCRUBBER.scrub(text)
+    return record if cleaned == text else json.loads(cleaned)
+
+
+def replay_command(target_url: str, protocol: str, target: str, seed: int, examples: int | None,
+                   cafile: str | None = None, insecure: bool = False) -> str:
+    """The command that re-runs the stateful campaign that found it (same seed, same budget)."""
+    args = ["amqpspec", "fuzz", target_url, "--protocol", protocol, "--target", target, "--seed", str(seed)]
+    if examples is not None:
+        args += ["--examples", str(examples)]
+    if cafile:
+        args += ["--cafile", cafile]
+    if insecure:
+        args.append("--insecure")
+    return shlex.join(args)
+
+
+def merge_into_directory(directory: str | os.PathLike[str], record: dict[str, Any]) -> Path:
+    """Writes or merges a finding into ``<directory>/<signature_id>.json`` atomically.
+
+    A finding already on disk keeps its first_seen, minimal input and transcript (the first
+    one written is the shrunk one); its count grows and last_seen moves on.
+    """
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{record['signature_id']}.json"
+    merged = dict(record)
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = None
+        if isinstance(old, dict) and old.get("signature_id") == record["signature_id"]:
+            merged = dict(old)
+            merged["count"] = int(old.get("count", 0)) + int(record.get("count", 0))
+            merged["last_seen"] = record["last_seen"]
+            if len(record.get("input", {}).get("hex", "")) < len(old.get("input", {}).get("hex", "")):
+                merged["input"], merged["transcript"] = record["input"], record["transcript"]
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(merged, fh, ensure_ascii=False, indent=1, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def load_strategies(protocol: str) -> Any | None:
+    """The hypothesis strategies derived from the codec (tests/unit/strategies_*), or None.
+
+    They are the one grammar of the wire values; the fuzzer reuses them instead of writing
+    a second one. They live with the tests today, so they are looked up in the package first
+    (should they move there) and then next to this checkout; an installation without them
+    fuzzes plain properties only.
+    """
+    import importlib
+    import sys
+
+    name = "strategies_amqp091" if protocol == "0-9-1" else "strategies_amqp10"
+    for mod in (f"amqpspec.fuzz.{name}", f"tests.unit.{name}"):
+        try:
+            return importlib.import_module(mod)
+        except ImportError:
+            pass
+    root = Path(__file__).resolve().parents[1]
+    if (root / "tests" / "unit" / f"{name}.py").exists() and str(root) not in sys.path:
+        sys.path.append(str(root))
+        try:
+            return importlib.import_module(f"tests.unit.{name}")
+        except ImportError:
+            return None
+    return None
