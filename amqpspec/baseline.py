@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from amqpspec.atomicfile import write_atomically
 from amqpspec.errors import UsageError
 from amqpspec.result import Result, Verdict
 
@@ -33,9 +34,7 @@ def write_baseline(path: str | os.PathLike[str], results: Iterable[Result], targ
         "broker": broker,
         "verdicts": {r.case: r.verdict.value for r in sorted(results, key=lambda r: r.case)},
     }
-    tmp = Path(f"{path}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Verdict]:

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from amqpspec.reports.console import (
@@ -35,6 +33,8 @@ from amqpspec.reports.console import (
     transcript_lines,
     verdict_of,
 )
+
+from amqpspec.atomicfile import atomic_writer
 from amqpspec.result import Result, Verdict
 
 __all__ = ["write_junit", "junit_tree", "xml_safe"]
@@ -238,20 +238,6 @@ def write_junit(
 ) -> None:
     """Writes the JUnit XML file atomically: a CI job never picks up half a report."""
     tree = junit_tree(results, suite_name=suite_name, strict=strict, properties=properties)
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            tree.write(fh, encoding="utf-8", xml_declaration=True)
-            fh.write(b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_writer(path, binary=True) as fh:
+        tree.write(fh, encoding="utf-8", xml_declaration=True)
+        fh.write(b"\n")

@@ -31,11 +31,11 @@ import json
 import os
 import re
 import shlex
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from amqpspec.atomicfile import write_atomically
 from amqpspec.capture.codec import PROTOCOLS, protocol_of_header
 from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
@@ -167,24 +167,10 @@ def save(path: str | os.PathLike[str], tf: TranscriptFile) -> None:
 
     Summaries pass the secret scrubber once more (the hex octets are masked structurally).
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     data = tf.to_json()
     data["entries"] = [dict(e, summary=SCRUBBER.scrub(str(e.get("summary", "")))) for e in tf.entries]
     text = json.dumps(data, ensure_ascii=False, indent=1)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomically(path, text + "\n")
 
 
 # ---------------------------------------------------------------------------- loading

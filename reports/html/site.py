@@ -20,7 +20,6 @@ linger. ``index.html`` is written last: a report whose index exists is complete.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
 import tempfile
@@ -31,6 +30,7 @@ from typing import Any, Callable
 
 import jinja2
 
+from amqpspec.atomicfile import write_atomically
 from amqpspec.reports.console import format_close, printable, redact_url
 
 from . import chart, load, model, pcap
@@ -413,12 +413,7 @@ def _write_index_atomically(site: Site, **context: Any) -> Path:
     """index.html last and atomically: a browser or a test never sees half of it."""
     html = site.env.get_template("index.html.j2").render(
         root="", href=lambda path: path, page="index.html", nav=site.nav, bundle=site.bundle, **context)
-    fd, name = tempfile.mkstemp(prefix=".index.", suffix=".html", dir=site.out)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(html)
-    os.chmod(name, 0o644)
-    final = site.out / "index.html"
-    os.replace(name, final)
+    final = write_atomically(site.out / "index.html", html)
     site.pages += 1
     return final
 

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from amqpspec.atomicfile import write_atomically
 from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
 
@@ -70,20 +70,7 @@ def _empty(spark: "SparkSession", schema: Any) -> "DataFrame":
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomically(path, text)
 
 
 def _prepare_out(out_dir: Path) -> None:
@@ -365,9 +352,9 @@ def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, li
 def _write_junit(results: "DataFrame", bundle: dict[str, Any], out: Path,
                  strict: bool) -> list[tuple[str, str, Path]]:
     """JUnit XML of each target's latest run, built from the original records (with transcripts)."""
+    from amqpspec.reports.junit import write_junit
     from pyspark.sql import functions as F
 
-    from amqpspec.reports.junit import write_junit
     from amqpspec.result import Result
 
     latest = {(t["latest_run"], t["product"], t["version"], t["protocol"]): t["key"] for t in bundle["targets"]}
