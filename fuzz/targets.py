@@ -99,15 +99,17 @@ class FuzzTarget:
         return Example(self.name, stimulus, octets, exp, obs, classify(exp, obs, self.protocol), transcript, cleanup)
 
 
-REGISTRY: dict[str, FuzzTarget] = {}
+#: (protocol, name) -> target: both protocols have a protocol-header, a frame-header ...
+REGISTRY: dict[tuple[str, str], FuzzTarget] = {}
 
 
 def register(target: FuzzTarget) -> FuzzTarget:
     if not _NAME_RE.match(target.name):
         raise ValueError(f"bad fuzz target name {target.name!r}")
-    if target.name in REGISTRY and REGISTRY[target.name] is not target:
-        raise ValueError(f"fuzz target {target.name} registered twice")
-    REGISTRY[target.name] = target
+    key = (target.protocol, target.name)
+    if key in REGISTRY and REGISTRY[key] is not target:
+        raise ValueError(f"fuzz target {target.name} registered twice for AMQP {target.protocol}")
+    REGISTRY[key] = target
     return target
 
 
@@ -122,8 +124,9 @@ def for_protocol(protocol: str) -> list[FuzzTarget]:
 
 def get(name: str, protocol: str | None = None) -> FuzzTarget:
     _load()
-    t = REGISTRY.get(name)
-    if t is None or (protocol is not None and t.protocol != protocol):
+    found = [t for (p, n), t in REGISTRY.items() if n == name and (protocol is None or p == protocol)]
+    t = found[0] if found else None
+    if t is None:
         known = ", ".join(x.name for x in REGISTRY.values() if protocol is None or x.protocol == protocol)
         raise UsageError(f"unknown fuzz target {name!r}{f' for AMQP {protocol}' if protocol else ''}; known: {known}")
     return t
