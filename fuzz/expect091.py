@@ -147,6 +147,8 @@ class _Walk:
     replies: list[tuple[str, int]] = field(default_factory=list)   # negotiation replies due
     valid: list[str] = field(default_factory=list)   # clauses that oblige the broker to accept what was sent
     opened: bool = False          # the stimulus itself sent connection.open
+    refusable: str = ""           # in one reading of the spec a negotiation error was sent (why; state)
+    refusable_state: str = ""
 
     def __post_init__(self) -> None:
         c = self.conn
@@ -376,8 +378,13 @@ def _tune_ok(w: _Walk, method: Method) -> _Decision | None:
         return w.silent(FRAME_MAX_UPPER, f"tune-ok frame-max {fm}, above the {p_fm} proposed")
     if p_cm and cm > p_cm:
         return w.silent(CHANNEL_MAX_UPPER, f"tune-ok channel-max {cm}, above the {p_cm} proposed")
-    if (p_fm and fm == 0) or (p_cm and cm == 0):  # "no limit" answering a limit: read either way
+    if (p_fm and fm == 0) or (p_cm and cm == 0):
+        # "no limit" answering a limit: read either way (RabbitMQ's errata 10). Read as "higher than
+        # the proposal" it breaks the upper-limit rule, so the broker may close without a close
+        # method -- after a pause of several seconds, as 4.10.2 advises for negotiation errors --
+        # and a silence that outlasts our window is no hang.
         w.uncertain = f"tune-ok with 0 (no limit) answering a limit (channel-max {p_cm}, frame-max {p_fm})"
+        w.refusable, w.refusable_state = w.uncertain, w.phase
     w.phase, w.frame_max, w.channel_max = "after-tune-ok", fm, cm
     return None
 
@@ -476,9 +483,17 @@ def _final(w: _Walk, d: _Decision, state: str) -> Expectation:
                        awaits=tuple(w.replies))
 
 
+def _refusable(w: _Walk, why: str) -> Expectation:
+    """A stimulus that is a negotiation error in one reading: any reaction, silence included."""
+    return Expectation(Anything(), (), w.refusable_state, f"{why} (in one reading a negotiation error: the broker may "
+                       "pause, then close without a close method)", strict=False, may_wait=True, awaits=tuple(w.replies))
+
+
 def _final_open(w: _Walk, d: _Decision, state: str, why: str) -> Expectation:
-    if w.negotiating:
+    if w.negotiating:  # a silent close (or a pause) is among the allowed reactions in every reading
         return Expectation(d.verifier, d.clauses, state, why, strict=True, may_wait=True, awaits=tuple(w.replies))
+    if w.refusable:
+        return _refusable(w, why)
     return Expectation(Reacts(), (), state, why, strict=False, awaits=tuple(w.replies))
 
 
@@ -487,6 +502,8 @@ def _valid(w: _Walk) -> Expectation:
     exits = [e.verifier for e in w.exits]
     exit_clauses = [c for e in w.exits for c in e.clauses]
     awaits = tuple(w.replies)
+    if w.refusable:
+        return _refusable(w, w.uncertain)
     if w.negotiating:  # the next step is the broker's; still no close method before open (2.2.4/1)
         replies = [Replies(name, ch) for name, ch in w.replies]
         return Expectation(either(*exits, *replies, NoCloseMethod(), Waits()),
