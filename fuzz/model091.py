@@ -62,6 +62,7 @@ C_ACK = ("amqp091:basic.ack.multiple/exists",)
 C_PREFETCH = ("amqp091:basic.qos.prefetch-count/01",)
 C_RECOVER = ("amqp091:basic.recover/01",)
 C_COMMIT = ("amqp091:tx.commit/transacted",)
+C_CLOSE_DISCARD = ("amqp091:channel.close/stability",)
 C_REPLY = ("amqp091:2.3.7/2",)  # the only reply the text requires in so many words: close-ok
 
 
@@ -116,7 +117,7 @@ class Expectation:
 class Channel:
     number: int
     state: str = "closed"            # opening, open, closing (we sent close), closed
-    closed_by: str | None = None     # "handshake" (our close, their close-ok) or "broker"
+    closed_by: str | None = None     # "handshake" (close/close-ok done), "broker" (its close), "crossed" (both)
     consumers: dict[str, Consumer] = field(default_factory=dict)
     unacked: dict[int, Unacked] = field(default_factory=dict)
     tags_seen: set[int] = field(default_factory=set)
@@ -314,7 +315,10 @@ class Model091:
             self._on_channel_close(c, method, now)
             return
         if c.state == "closed":
-            self._after_close(c, f"{name} on channel {ch}")
+            if name == "channel.close-ok" and c.closed_by == "crossed":
+                c.closed_by = "handshake"  # both sent close at once: each answers the other's (channel.close/stability)
+                return
+            self._after_close(c, f"{name} on channel {ch}", reply=name.endswith("-ok") or name == "basic.get-empty")
             return
         if name == "channel.close-ok":
             if c.state != "closing":
@@ -409,7 +413,9 @@ class Model091:
         else:
             what = head.name if head is not None else c.last_async[0].removeprefix("after-")
             self.anomalies.append(f"channel {c.number} closed by the broker after {what}: {code} {text}")
-        c.state, c.closed_by = "closed", "broker"
+        # our close crossed theirs: their close-ok to ours is still owed, and due (channel.close/stability)
+        c.closed_by = "crossed" if c.state == "closing" else "broker"
+        c.state = "closed"
         self._drop_channel(c)
 
     def _drop_channel(self, c: Channel) -> None:
@@ -481,18 +487,33 @@ class Model091:
             return
         self.violate(kind, state, clauses, f"{what} answered with connection.close {code} {text!r}", code=code)
 
-    def _after_close(self, c: Channel, what: str) -> None:
+    def _after_close(self, c: Channel, what: str, reply: bool = False) -> None:
+        """Something arrived on a channel that is closed (or that the broker is closing).
+
+        After the close/close-ok handshake the channel is closed for both parties (2.3.7).
+        After the broker's own channel.close (our close-ok may still be in flight) the text
+        forbids one thing only: answering a request, because a peer that sent close MUST
+        discard every method it receives except close and close-ok (channel.close/stability).
+        Anything else it sends in that window (a delivery already on its way) breaks no
+        clause and is only noted.
+        """
         if c.closed_by is None:
             self.anomalies.append(f"{what}: a channel that was never opened")
             return
-        how = "close/close-ok handshake" if c.closed_by == "handshake" else "the broker's channel.close"
-        self.violate("invariant", "after-channel-close", C_CLOSE, f"{what} after the {how}")
+        if c.closed_by == "handshake":
+            self.violate("invariant", "after-channel-close", C_CLOSE, f"{what} after the close/close-ok handshake")
+        elif reply:
+            self.violate("invariant", "after-broker-channel-close", C_CLOSE_DISCARD,
+                         f"{what} after the broker's own channel.close: a request that reached it after it sent "
+                         "close was answered, not discarded")
+        else:
+            self.anomalies.append(f"{what} after the broker's channel.close")
 
     def on_content(self, ch: int, name: str, method: Any, props: Any, body: bytes, now: float) -> None:
         """basic.deliver, basic.get-ok or basic.return with its content, complete."""
         c = self.ch(ch)
         if c.state == "closed":
-            self._after_close(c, f"{name} on channel {ch}")
+            self._after_close(c, f"{name} on channel {ch}", reply=name == "basic.get-ok")
             return
         self.deliveries += 1
         plain = _props(props)

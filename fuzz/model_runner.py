@@ -65,6 +65,7 @@ class RunConfig:
     last_seen: dict[str, str] = field(default_factory=dict)
     found_at: dict[str, int] = field(default_factory=dict)  # examples run when first seen
     anomalies: collections.Counter[str] = field(default_factory=collections.Counter)
+    nodes: list[str] = field(default_factory=list)   # 1.0 node names the examples used (deleted at the end)
     broker_dead: str | None = None
     liveness_check: Callable[[], str] | None = None
     restart: Callable[[], bool] | None = None
@@ -93,15 +94,21 @@ class RunConfig:
             self.found_at[sid] = self.examples_run
         return first
 
-    def liveness(self) -> str:
-        """Empty while the broker serves a fresh client; tries the restart hook once if it does not."""
-        if self.liveness_check is None:
+    def check_alive(self) -> str:
+        """After an example (or a lost connection): '' while a fresh client is served, else the problem.
+
+        A broker that stopped serving is a finding of the example that just ran, whether or not
+        the restart hook brings it back; without a working restart the run ends (broker_dead).
+        """
+        if self.liveness_check is None or self.broker_dead is not None:
             return ""
         problem = self.liveness_check()
-        if problem and self.restart is not None and self.restart():
-            problem = self.liveness_check()
-            if not problem:
-                self.anomalies["broker restarted after it stopped serving"] += 1
+        if not problem:
+            return ""
+        if self.restart is not None and self.restart() and not self.liveness_check():
+            self.anomalies["broker restarted after it stopped serving"] += 1
+        else:
+            self.broker_dead = problem
         return problem
 
     def capability(self, name: str) -> bool:
@@ -247,6 +254,10 @@ def run_stateful(
             break  # hypothesis ran nothing new (e.g. it exhausted the search space)
     for key in list(cfg.counts):
         emit(key)
+    if cfg.nodes and cfg.broker_dead is None:
+        note = _delete_nodes(target, cfg.nodes)
+        if note:
+            cfg.anomalies[note[:160]] += 1
     elapsed = time.monotonic() - cfg.started
     if cfg.broker_dead is not None:
         stopped = "broker-dead"
@@ -256,3 +267,18 @@ def run_stateful(
         stopped = "duration"
     return StatefulReport(protocol, cfg.target_name, cfg.examples_run, cfg.steps_run, cfg.rounds, round(elapsed, 3),
                           list(findings.values()), dict(cfg.anomalies), cfg.broker_dead, stopped)
+
+
+def _delete_nodes(target: Target, nodes: list[str]) -> str:
+    """Deletes the queues behind the 1.0 nodes the examples used, where the broker also speaks
+    0-9-1 (RabbitMQ creates a queue per address and keeps it); '' when done or not needed."""
+    from amqpspec.runner import detect_protocol
+
+    from .exec091 import delete_entities
+
+    try:
+        if detect_protocol(target, timeout=3.0) != "0-9-1":
+            return ""
+    except Exception:  # noqa: BLE001 -- only decides whether cleanup is possible
+        return ""
+    return delete_entities(target, [("queue", n) for n in nodes], budget=30.0)

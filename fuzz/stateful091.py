@@ -113,6 +113,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             self.reported = 0
             self.failure: tuple[str, Violation, FindingDraft] | None = None
             self.dead = False
+            self.alive_checked = False
             self.counter = 0
             self.queue_names: list[str] = []
             self.expired = cfg.expired()
@@ -135,11 +136,11 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
 
         def _lost(self, why: str, handshake: bool = False) -> None:
             """The connection is gone or stuck: is the broker still serving anyone?"""
-            problem = cfg.liveness()
+            problem = cfg.check_alive()
             if problem:
-                cfg.broker_dead = problem
                 self.model.violate("liveness", "handshake" if handshake else self._state(), (),
                                    f"the broker stopped serving new connections ({problem}); before: {why}")
+                self.alive_checked = True
             elif handshake:
                 cfg.anomalies[f"handshake failed once: {why}"[:160]] += 1
 
@@ -599,6 +600,12 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 cfg.anomalies[f"teardown: {exc}"[:120]] += 1
             finally:
                 peer.abort()
+            if not self.alive_checked and not any(v.kind == "liveness" for v in self.model.violations):
+                # every example ends with a fresh client: a broker wedged by this example is its finding
+                problem = cfg.check_alive()
+                if problem:
+                    self.model.violate("liveness", "after-example", (),
+                                       f"after this example the broker stopped serving a fresh client: {problem}")
             cfg.absorb_anomalies(self.model.anomalies)
             self._check()
             if self.failure is not None:
