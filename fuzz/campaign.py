@@ -190,7 +190,8 @@ class Worker:
                     if self.time_up():
                         break
                     ft = get(name, self.cfg.protocol)
-                    if name not in strategies:
+                    stateful = getattr(ft, "stateful", False)  # a state machine draws its own examples
+                    if name not in strategies and not stateful:
                         strategies[name] = ft.strategy(self.env)
                     want = budget[name]
                     if want is None:  # duration mode: a time slice per visit, shared among the targets left
@@ -198,8 +199,11 @@ class Worker:
                         n, slice_s = 1 << 20, max(1.0, min(20.0, left / len(active)))
                     else:
                         n, slice_s = want - done[name], None
-                    ran = self.batch(ft, strategies[name], derive_seed(self.cfg.seed, name, self.index, batches[name]),
-                                     n, slice_s)
+                    seed = derive_seed(self.cfg.seed, name, self.index, batches[name])
+                    if stateful:  # see targets_stateful: findings and progress come back as events
+                        ran = ft.run_batch(self, None if want is None else n, slice_s, seed)  # type: ignore[attr-defined]
+                    else:
+                        ran = self.batch(ft, strategies[name], seed, n, slice_s)
                     batches[name] += 1
                     done[name] += ran
                     if (want is not None and done[name] >= want) or self.internal_errors.get(name, 0) >= 3 \

@@ -120,7 +120,8 @@ def finding_record(draft: FindingDraft, *, protocol: str, target: str, broker: d
         "clauses": list(draft.violation.clauses),
         "input": {"hex": draft.input_hex, "summary": draft.input_summary},
         "transcript": draft.transcript,
-        "replay": replay,
+        "replay": "",          # `amqpspec replay <file> <URL>`: set where the record is stored
+        "rerun": replay,       # the stateful run that found it, same seed and budget
         "run_id": run_id,
         "message": draft.violation.message,
     }
@@ -131,7 +132,8 @@ def finding_record(draft: FindingDraft, *, protocol: str, target: str, broker: d
 
 def replay_command(target_url: str, protocol: str, target: str, seed: int, examples: int | None,
                    cafile: str | None = None, insecure: bool = False) -> str:
-    """The command that re-runs the stateful campaign that found it (same seed, same budget)."""
+    """The command that re-runs the stateful run that found it (same seed, same budget): a finding's
+    ``rerun``; its ``replay`` re-sends the recorded octets (``amqpspec replay``)."""
     args = ["amqpspec", "fuzz", target_url, "--protocol", protocol, "--target", target, "--seed", str(seed)]
     if examples is not None:
         args += ["--examples", str(examples)]
@@ -163,6 +165,9 @@ def merge_into_directory(directory: str | os.PathLike[str], record: dict[str, An
             merged["last_seen"] = record["last_seen"]
             if len(record.get("input", {}).get("hex", "")) < len(old.get("input", {}).get("hex", "")):
                 merged["input"], merged["transcript"] = record["input"], record["transcript"]
+    from .findings import replay_command as replay_file_command
+
+    merged["replay"] = replay_file_command(path, merged["target_url"])
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(merged, fh, ensure_ascii=False, indent=1, default=str)

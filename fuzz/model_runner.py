@@ -66,6 +66,11 @@ class RunConfig:
     found_at: dict[str, int] = field(default_factory=dict)  # examples run when first seen
     anomalies: collections.Counter[str] = field(default_factory=collections.Counter)
     nodes: list[str] = field(default_factory=list)   # 1.0 node names the examples used (deleted at the end)
+    on_example: Callable[[], None] | None = None     # told after every example (campaign progress)
+
+    def example_done(self) -> None:
+        if self.on_example is not None:
+            self.on_example()
     broker_dead: str | None = None
     liveness_check: Callable[[], str] | None = None
     restart: Callable[[], bool] | None = None
@@ -173,12 +178,16 @@ def run_stateful(
     fuzz_properties: bool = True,
     cafile: str | None = None,
     insecure: bool = False,
+    known: Iterable[str] = (),
+    on_example: Callable[[], None] | None = None,
 ) -> StatefulReport:
     """Runs the stateful machine of ``protocol`` ("0-9-1" or "1.0") against a broker.
 
     Stops after ``examples`` examples or ``duration`` seconds, whichever comes first (one of
     them is required). Findings go to ``on_finding`` and/or are merged into ``findings_dir``.
     A broker that cannot be reached raises :class:`amqpspec.errors.ConnectError` (one line).
+    Signatures in ``known`` (e.g. already in the findings directory) are counted, not shrunk
+    again; ``on_example`` is called after every example.
     """
     from amqpspec.runner import probe_broker
 
@@ -192,7 +201,8 @@ def run_stateful(
                                                                              insecure=insecure)
     target.broker = probe_broker(target, protocol=protocol)
     cfg = RunConfig(target, protocol, TARGET_NAMES[protocol], seed, run_id or uuid.uuid4().hex, examples, duration,
-                    steps, reply_timeout, fuzz_properties, restart=restart)
+                    steps, reply_timeout, fuzz_properties, restart=restart, on_example=on_example)
+    cfg.known.update(known)
     if protocol == "0-9-1":
         from .stateful091 import build_machine, liveness_091 as live
     else:

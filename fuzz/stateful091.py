@@ -588,7 +588,10 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
 
         def teardown(self) -> None:
             peer = self.peer
-            if peer is None:
+            if not self.expired:
+                cfg.example_done()
+            if peer is None:  # expired before it began, or the connection failed (_lost judged it)
+                self._finish()
                 return
             try:
                 if self._live() and peer.link.closed is None:
@@ -606,6 +609,9 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 if problem:
                     self.model.violate("liveness", "after-example", (),
                                        f"after this example the broker stopped serving a fresh client: {problem}")
+            self._finish()
+
+        def _finish(self) -> None:
             cfg.absorb_anomalies(self.model.anomalies)
             self._check()
             if self.failure is not None:

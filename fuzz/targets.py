@@ -30,7 +30,7 @@ from .oracles import Verdict, classify
 from .stimulus import Stimulus, split_recorded
 
 PROTOCOLS = ("0-9-1", "1.0")
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")  # dots: protocol versions (stateful-1.0)
 
 
 @dataclass
@@ -114,7 +114,7 @@ def register(target: FuzzTarget) -> FuzzTarget:
 
 
 def _load() -> None:
-    from . import targets091, targets10  # noqa: F401 - registration
+    from . import targets091, targets10, targets_stateful  # noqa: F401 - registration
 
 
 def for_protocol(protocol: str) -> list[FuzzTarget]:
