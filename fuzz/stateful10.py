@@ -327,7 +327,8 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                                      message_format=0, settled=d["settled"] or None)
             frames = transfer_frames(ch, transfer, payload, self.peer.opened.max_frame_size)  # type: ignore[union-attr]
             self.model.sent_transfer(ch, h, msg_id, bare_of(payload), len(frames), d["settled"])
-            return frames, f"{msg_id[-6:]} {d['size']}B{' settled' if d['settled'] else ''}"
+            return frames, (f"{msg_id[-6:]} {d['size']}B{' settled' if d['settled'] else ''}"
+                            f"{' app-props' if d['props'] else ''}")
 
         def _wait_credit(self, ch: int, h: int) -> bool:
             if not self.model.room_to_send(ch, h):
