@@ -468,21 +468,23 @@ class Model091:
             self.violate("wrong-code", exp.state, exp.clauses,
                          f"{exp.why}; the broker closed the whole connection with {code} {text!r}", code=code)
             return
-        culprit: tuple[str, tuple[str, ...], str] | None = None
+        culprit: tuple[str, tuple[str, ...], str, bool] | None = None
         for c in sorted(self.channels.values(), key=lambda c: c.number):
             head = c.pending[0] if c.pending else None
             if head is not None and not head.probe:
-                culprit = (head.state, head.clauses, head.name)
+                culprit = (head.state, head.clauses, head.name, False)
                 break
             if head is not None and c.last_async[0] != "open":
-                culprit = (c.last_async[0], c.last_async[1], c.last_async[0].removeprefix("after-"))
+                culprit = (c.last_async[0], c.last_async[1], c.last_async[0].removeprefix("after-"), True)
                 break
         if culprit is None or code == NOT_IMPLEMENTED:
             self.anomalies.append(f"connection closed by the broker: {code} {text}")
             return
-        state, clauses, what = culprit
+        state, clauses, what, is_async = culprit
         kind = "decode-error-by-broker" if code in FRAMING_CODES else "wrong-code"
-        if not clauses and kind != "decode-error-by-broker":
+        # an asynchronous method without clauses carried drawn content (e.g. properties whose
+        # strings need not be UTF-8): refusing it, even as a framing error, breaks no rule
+        if not clauses and (kind != "decode-error-by-broker" or is_async):
             self.anomalies.append(f"connection closed by the broker after {what}: {code} {text}")
             return
         self.violate(kind, state, clauses, f"{what} answered with connection.close {code} {text!r}", code=code)

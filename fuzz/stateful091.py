@@ -116,6 +116,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             self.alive_checked = False
             self.counter = 0
             self.queue_names: list[str] = []
+            self.last_clauses: tuple[str, ...] = ()   # of the last publication built
             self.expired = cfg.expired()
             if self.expired:
                 return
@@ -350,6 +351,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             frames: list[Any] = [MethodFrame(ch, spec.BasicPublish(exchange="", routing_key=routed, mandatory=mandatory)),
                                  HeaderFrame(ch, 60, len(body), props)]
             frames += _split(ch, body, FRAME_MAX)
+            self.last_clauses = clauses
             return frames, f"{msg_id}->{routed[-12:]} {size}B{' props' if fancy else ''}{' mandatory' if mandatory else ''}"
 
         @rule(pick=PICK, pub=publication)
@@ -375,8 +377,10 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             if len(chans) < 2:
                 return
             streams, what = [], []
+            plain = True   # drawn properties may be refused for what they hold: then no clause applies
             for ch, pub in zip(chans, pubs):
                 frames, text = self._publication(pub, ch)
+                plain = plain and bool(self.last_clauses)
                 streams.append(frames)
                 what.append(f"{ch}:{text}")
             merged: list[Any] = []
@@ -386,7 +390,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                         merged.append(s.pop(0))
             self._step(f"interleave({', '.join(what)})")
             for ch in chans:
-                self.model.sent_async(ch, "after-interleave", ("amqp091:4.2.6.2/1",))
+                self.model.sent_async(ch, "after-interleave", ("amqp091:4.2.6.2/1",) if plain else ())
                 merged += self._probe(ch)
             self._write(merged, f"{len(chans)} contents interleaved frame by frame")
             self._settle()
