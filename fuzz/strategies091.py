@@ -397,18 +397,21 @@ def bad_field_name() -> SearchStrategy[str]:
                      st.text(string.ascii_letters, min_size=129, max_size=255))
 
 
-def nested_bytes(depth: int, dialect: Dialect = SPEC, *, arrays: bool = False) -> bytes:
-    """A table (or array) nested ``depth`` levels deep, as octets: the encoder refuses to go past
-    ``MAX_DEPTH`` itself, so nesting beyond the limit is written directly."""
-    table_code = dialect.code_for("table").encode("latin-1")
-    array_code = dialect.code_for("array").encode("latin-1")
-    inner = b"\x00\x00\x00\x00"
+def nested_bytes(depth: int, dialect: Dialect = SPEC, *, arrays: bool = False, outer: str = "table") -> bytes:
+    """A table nested ``depth`` levels deep (the innermost, empty table at depth ``depth``), as
+    octets: the encoder refuses to go past ``MAX_DEPTH`` itself, so nesting beyond the limit is
+    written directly. With ``arrays``, every other level is an array holding the level below,
+    the outermost one being ``outer`` ("table" or "array"). Every type code names what really
+    follows it, so the only thing wrong with the octets is the depth."""
+    first_array = 0 if outer == "array" else 1  # parity, counted from the outermost level
+    codes = {"table": dialect.code_for("table").encode("latin-1"), "array": dialect.code_for("array").encode("latin-1")}
+    inner, kind = b"\x00\x00\x00\x00", "table"
     for level in range(depth):
-        if arrays and level % 2:
-            body = array_code + inner          # an array holding the level below
+        if arrays and (depth - 1 - level) % 2 == first_array:
+            body, outer = codes[kind] + inner, "array"           # an array of one value: the level below
         else:
-            body = b"\x01n" + (table_code if not arrays or level % 2 == 0 else array_code) + inner
-        inner = U32.pack(len(body)) + body
+            body, outer = b"\x01n" + codes[kind] + inner, "table"  # a table of one field 'n': the level below
+        inner, kind = U32.pack(len(body)) + body, outer
     return inner
 
 
@@ -467,7 +470,8 @@ def bad_array(dialect: Dialect = SPEC) -> SearchStrategy[Any]:
 
     undefined = st.tuples(st.sampled_from(_undefined_codes(dialect)), st.binary(max_size=16)).map(
         lambda t: [FieldValue(t[0], t[1])])
-    deep = st.integers(MAX_DEPTH + 1, 4 * MAX_DEPTH).map(lambda d: Raw(nested_bytes(d, dialect, arrays=True)))
+    deep = st.integers(MAX_DEPTH + 1, 4 * MAX_DEPTH).map(
+        lambda d: Raw(nested_bytes(d, dialect, arrays=True, outer="array")))
     return st.one_of(field_array(dialect, max_leaves=4).flatmap(lying), undefined,
                      _truncated_value(dialect).map(lambda v: [v]), deep)
 
@@ -621,7 +625,9 @@ def content_sequence(draw: Any, channel: int = 1, frame_max: int = 4096, *, faul
             frames.insert(draw(st.integers(1, len(frames))), HeartbeatFrame(0))
         elif fault == "raw-properties" and header_at is not None:
             frames[header_at] = replace(frames[header_at], raw_properties=draw(st.binary(max_size=24)))
-    return frames
+    # "no-method" and "no-header" of an empty body leave nothing to send: a stimulus of no octets
+    # tests nothing, so the publish stays (a content begun and never sent)
+    return frames or [publish]
 
 
 def _undefined_flags() -> SearchStrategy[list[int]]:
