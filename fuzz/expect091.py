@@ -350,6 +350,11 @@ def _negotiation(w: _Walk, channel: int, method: Method) -> _Decision | None:
     name = method.NAME
     expected = {"after-start": "connection.start-ok", "after-tune": "connection.tune-ok",
                 "after-tune-ok": "connection.open"}[w.phase]
+    if channel == 0 and name == "connection.open" and name != expected:
+        # out of order, but the broker has now received Open: 2.2.4/1 asks for silence only
+        # "prior to sending or receiving Open or Open-Ok", and nothing else names a reaction
+        return _Decision(Anything(), (), f"connection.open where {expected} was due (Open received: a close method "
+                         "is allowed again)", strict=False)
     if channel != 0 or name != expected:
         return w.silent(NEGOTIATION, f"{name} on channel {channel} where {expected} was due")
     if name == "connection.start-ok":
@@ -491,7 +496,7 @@ def _refusable(w: _Walk, why: str) -> Expectation:
 
 def _final_open(w: _Walk, d: _Decision, state: str, why: str) -> Expectation:
     if w.negotiating:  # a silent close (or a pause) is among the allowed reactions in every reading
-        return Expectation(d.verifier, d.clauses, state, why, strict=True, may_wait=True, awaits=tuple(w.replies))
+        return Expectation(d.verifier, d.clauses, state, why, strict=d.strict, may_wait=True, awaits=tuple(w.replies))
     if w.refusable:
         return _refusable(w, why)
     return Expectation(Reacts(), (), state, why, strict=False, awaits=tuple(w.replies))

@@ -401,3 +401,26 @@ def test_protocol_header_cut_short_may_wait() -> None:
 def test_phases_cover_exec091_start_states() -> None:
     """Every negotiation step exec091 can stop at is a phase the walk knows."""
     assert set(expect091.HANDSHAKE) <= set(expect091.PHASES)
+
+
+def test_connection_open_out_of_order_lifts_the_silence_rule() -> None:
+    """regression (garagemq finding c090aa13ad50b118): connection.open where tune-ok was due.
+    2.2.4/1 demands a silent close only "prior to sending or receiving Open or Open-Ok"; this
+    error *is* an Open, so a close method (garagemq: 402) is allowed, and no other text names a
+    reaction."""
+    data = MethodFrame(0, spec.ConnectionOpen("")).encode() + probe_open_vhost()
+    exp = expect(AFTER_TUNE, data)
+    assert not exp.strict and exp.may_wait
+    assert verdict(exp, close(402)) is None
+    assert verdict(exp, silent()) is None
+    assert verdict(exp, nothing()) is None
+
+
+def test_other_methods_out_of_order_before_open_still_need_silence() -> None:
+    """finding (garagemq answers 540): channel.flow-ok on channel 0 where tune-ok was due is an
+    error detected before Open: close without sending anything (2.2.4/1)."""
+    data = MethodFrame(0, spec.ChannelFlowOk(False)).encode() + probe_open_vhost()
+    exp = expect(AFTER_TUNE, data)
+    assert exp.strict and "amqp091:2.2.4/1" in exp.clauses
+    assert verdict(exp, close(540)) == "wrong-code"
+    assert verdict(exp, silent()) is None
