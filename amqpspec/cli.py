@@ -9,38 +9,18 @@ import json
 import random
 import sys
 import time
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from amqpspec import __version__
-from amqpspec.errors import AmqpspecError, UsageError
+from amqpspec.cliutil import fail, guarded
+from amqpspec.errors import UsageError
 
 PROTOCOLS = ("0-9-1", "1.0", "auto")
 
 
-def _fail(message: str, code: int = 2) -> None:
-    click.echo(f"amqpspec: error: {message}", err=True)
-    sys.exit(code)
 
-
-def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turns the suite's own errors into one line and exit code 2."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except AmqpspecError as exc:
-            _fail(str(exc), exc.exit_code)
-        except OSError as exc:
-            _fail(f"{exc.strerror or exc}{': ' + exc.filename if getattr(exc, 'filename', None) else ''}")
-        except KeyboardInterrupt:
-            click.echo("amqpspec: interrupted; finished cases are in the result file", err=True)
-            sys.exit(130)
-
-    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -246,7 +226,7 @@ def _unavailable(name: str, why: str) -> click.Command:
     @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
                    help=f"(unavailable: {why})", add_help_option=False)
     def stub() -> None:
-        _fail(f"the {name} command is unavailable: {why}")
+        fail(f"the {name} command is unavailable: {why}")
     return stub
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from amqpspec.cli import guarded
+from amqpspec.cliutil import guarded
 from amqpspec.errors import UsageError
 
 DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")

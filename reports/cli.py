@@ -16,22 +16,12 @@ from typing import Any, Callable
 
 import click
 
+from amqpspec.cliutil import guarded
 from amqpspec.errors import UsageError
 
 SHOW_BAD = 10
 
 
-def _guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The main CLI's error wrapper (one line, exit 2), imported late to avoid a cycle."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from amqpspec.cli import guarded
-
-        return guarded(func)(*args, **kwargs)
-
-    return wrapper
 
 
 def _renderer() -> Callable[[Path, Path, Path], Any] | None:
@@ -82,7 +72,7 @@ def _summary(result: Any, echo: Callable[[str], None]) -> None:
               help="Spark configuration, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--strict", is_flag=True, help="JUnit: count warnings and documented deviations as failures.")
 @click.option("--no-html", is_flag=True, help="Write only the dataset, the bundle and the JUnit files.")
-@_guarded
+@guarded
 def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], spark_master: str | None,
            spark_conf: tuple[str, ...], strict: bool, no_html: bool) -> None:
     """Build the compliance dataset and report from RESULTS (JSON-lines files or directories).

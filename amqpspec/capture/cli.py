@@ -5,27 +5,17 @@ recording, 2 usage or connection error with one line on stderr.
 """
 from __future__ import annotations
 
-import functools
 import sys
 import urllib.parse
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
+from amqpspec.cliutil import guarded
 from amqpspec.errors import UsageError
 
 
-def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``amqpspec.cli.guarded``, looked up when the command runs (that module imports this one)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from amqpspec.cli import guarded as outer
-
-        return outer(func)(*args, **kwargs)
-
-    return wrapper
 
 
 def _target(url: str, cafile: str | None, insecure: bool) -> Any:
