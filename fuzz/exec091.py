@@ -11,6 +11,7 @@ judged as what it is.
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from amqpspec.peer.base import Closed, PeerError
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import Dialect, HeartbeatFrame, MethodFrame, describe, spec
-from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, Frame
+from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, Frame, FrameError, FrameReader, MalformedFrame
 from amqpspec.wire.raw import Raw
 
 from . import expect091
@@ -161,13 +162,37 @@ def _drain_close(peer: Peer, obs: Observation, until: float) -> None:
         obs.received.append(item)
 
 
-def send(peer: Peer, stimulus: Stimulus, real: bytes | None) -> None:
-    """Sends each item, the octets on the wire carrying ``real`` credentials, the transcript not."""
+def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Frame] | tuple[Frame, ...] = ()) -> bool:
+    """Sends the stimulus items, then the frames ``after`` it, in one write (a system call per
+    frame costs more than the broker's answer on a local link); the octets on the wire carry
+    ``real`` credentials, the transcript, entry per item, does not."""
+    parts = []
     for item in stimulus.items:
         data_rec = _encode(item, peer.dialect)
         data = _encode(resolve(item, real), peer.dialect)
-        if not peer.link.send_bytes(data, describe_item("0-9-1", item), record=data_rec, redacted=data != data_rec):
-            return
+        parts.append((data, describe_item("0-9-1", item), data_rec, data != data_rec))
+    for f in after:
+        data = f.encode(peer.dialect)
+        parts.append((data, describe(f), data, False))
+    return write(peer, parts)
+
+
+def write(peer: Peer, parts: list[tuple[bytes, str, bytes, bool]]) -> bool:
+    """(octets, summary, octets recorded, redacted) sent as one write, each recorded; like
+    ``Link.send_bytes``, a broker that already closed is recorded, not raised."""
+    link = peer.link
+    for data, summary, record, redacted in parts:
+        link.transcript.add("send", record, summary, link.conn, redacted)
+    if link.closed is not None and link.closed.how == "local":
+        raise PeerError("send on a connection the suite already closed")
+    try:
+        link.sock.settimeout(max(link.remaining(5.0), 0.001))
+        link.sock.sendall(b"".join(p[0] for p in parts))
+        return True
+    except OSError as exc:  # reset, broken pipe, TLS failure: the broker's doing, recorded
+        link.send_failed = f"{type(exc).__name__}: {exc}"
+        link.transcript.event(f"send failed: {link.send_failed}", link.conn)
+        return False
 
 
 def _encode(item: Any, dialect: Dialect) -> bytes:
@@ -189,32 +214,187 @@ class Run:
 
 def run(target: Target, start: str, stimulus: Stimulus, *, window: float, dialect: Dialect,
         transcript: Transcript | None = None) -> Run:
-    """One example on a fresh connection; raises SetupFailed when the start state is not reached."""
+    """One example on a connection in the ``start`` state: a fresh one, or -- when the calling
+    worker lends a :class:`Connections` pool (see ``POOL``) and the start is in ``REUSABLE`` -- one
+    that an earlier example left and :func:`reset` brought back to exactly that state. Raises
+    SetupFailed when the start state is not reached."""
     transcript = transcript or Transcript()
-    try:
-        peer = Peer.connect(target, transcript, time.monotonic() + window + 10.0, dialect)
-    except PeerError as exc:
-        raise SetupFailed(str(exc)) from None
+    pool = POOL.get()
+    pool = pool if pool is not None and start in REUSABLE else None
+    held = pool.take(start) if pool is not None else None
+    if held is not None:
+        peer, conn, uses = held
+        peer.link.transcript = transcript
+        peer.link.conn = transcript.new_connection()
+        peer.link.deadline = time.monotonic() + window + 10.0
+        transcript.event(f"connection reused (example {uses + 1} on it), brought back to {start} by the suite")
+    else:
+        uses = 0
+        try:
+            peer = Peer.connect(target, transcript, time.monotonic() + window + 10.0, dialect)
+        except PeerError as exc:
+            raise SetupFailed(str(exc)) from None
     unfinished = False
+    kept = False
     try:
-        conn = reach(peer, start)
+        if held is None:
+            conn = reach(peer, start)
         octets = stimulus.octets(dialect)
         after, probe_awaits = probes(conn, stimulus)
         unfinished = not (len(octets) >= 8 if conn.phase == "fresh" else expect091.whole_frames(octets))
         if unfinished:  # probes would only be read as the rest of that frame
             after, probe_awaits = [], ()
         exp = expect091.expect(conn, octets + b"".join(f.encode(dialect) for f in after))
-        send(peer, stimulus, credentials(target))
-        if after:
-            peer.send(*after)
+        send(peer, stimulus, credentials(target), after)
         # a broker waiting for the rest of a frame is allowed to: no need to wait the window out
         obs = watch(peer, exp, probe_awaits, min(window, PENDING_WINDOW) if unfinished and exp.may_wait else window)
+        obs.reused = held is not None  # type: ignore[attr-defined]
+        if pool is not None and not unfinished and uses + 1 < MAX_REUSE:
+            kept = reset(peer, start, octets + b"".join(f.encode(dialect) for f in after), obs, dialect, window)
+            if kept:
+                pool.give(start, peer, conn, uses + 1)
         return Run(exp, obs, transcript, conn, octets)
     finally:
-        if not unfinished and peer.link.closed is None and not peer.close_ok_sent and peer.negotiated.opened:
+        if kept:
+            pass
+        elif not unfinished and peer.link.closed is None and not peer.close_ok_sent and peer.negotiated.opened:
             peer.close(timeout=POLITE_CLOSE_S)
         else:
             peer.abort()
+
+
+# ---------------------------------------------------------------------------- connection reuse
+
+REUSABLE = ("after-open", "channel-open")   # starts a connection can be brought back to
+MAX_REUSE = 200       # examples on one connection: bounds what lives as long as it (exclusive queues)
+RESET_S = 1.0         # how long the broker may take to confirm the reset
+
+
+class Connections:
+    """A worker's idle connections, one per start state, each exactly in that state.
+
+    An example on a reused connection is judged like one on a fresh connection (same start
+    state, same expectation, same probes); the campaign runs every example that shows a
+    violation again on a fresh connection before it counts, so a finding never depends on what
+    earlier examples did to the connection, and it replays from its input alone."""
+
+    def __init__(self) -> None:
+        self._idle: dict[str, tuple[Peer, expect091.Conn, int]] = {}
+
+    def take(self, start: str) -> tuple[Peer, expect091.Conn, int] | None:
+        return self._idle.pop(start, None)
+
+    def give(self, start: str, peer: Peer, conn: expect091.Conn, uses: int) -> None:
+        old = self._idle.pop(start, None)
+        if old is not None:
+            old[0].close(timeout=POLITE_CLOSE_S)
+        self._idle[start] = (peer, conn, uses)
+
+    def close(self) -> None:
+        for peer, _conn, _uses in self._idle.values():
+            peer.link.transcript = Transcript()
+            peer.close(timeout=POLITE_CLOSE_S)
+        self._idle.clear()
+
+
+#: the pool the running worker lends to :func:`run` (a context variable, so the target
+#: definitions, which call ``run`` without knowing about pools, need no change)
+POOL: ContextVar[Connections | None] = ContextVar("amqpspec_fuzz_connections", default=None)
+
+
+def reset(peer: Peer, start: str, sent: bytes, obs: Observation, dialect: Dialect, window: float) -> bool:
+    """Brings a connection back to ``start`` after an example: every channel the octets sent
+    (stimulus and probes, decoded the way the broker reads them) left open is closed, and the
+    stimulus channel opened again. Only a connection the broker still serves in step with us
+    qualifies: the probes answered, no close, nothing undecodable either way. Returns whether
+    the connection is now in ``start`` (else it is to be closed)."""
+    if peer.link.closed is not None or peer.close_ok_sent or peer.framing_error is not None \
+            or obs.framing_error is not None or obs.connection_close is not None or not obs.probe_ok:
+        return False
+    reader = FrameReader(len(sent) + 16, dialect, expect_protocol_header=False)
+    reader.feed(sent)
+    opening: set[int] = set()
+    closing: set[int] = set()
+    try:
+        for frame in reader:
+            if isinstance(frame, MalformedFrame):
+                return False
+            if isinstance(frame, MethodFrame):
+                name = frame.method.NAME
+                if name == "channel.open":
+                    opening.add(frame.channel)
+                elif name == "channel.close":
+                    closing.add(frame.channel)
+    except FrameError:
+        return False
+    if reader.pending_bytes() or opening & closing:
+        return False
+    open_ = {STIMULUS_CHANNEL} if start == "channel-open" else set()
+    for item in obs.received:
+        if not isinstance(item, MethodFrame):
+            continue
+        name, ch = item.method.NAME, item.channel
+        if name == "channel.open-ok" and ch in opening:
+            opening.discard(ch)
+            open_.add(ch)
+        elif name == "channel.close-ok" and ch in closing:
+            closing.discard(ch)
+            open_.discard(ch)
+        elif name == "channel.close":  # answered with close-ok by watch
+            if ch in closing:
+                return False  # closes crossed: a close-ok may still be on its way
+            opening.discard(ch)
+            open_.discard(ch)
+    peer.link.transcript = _SCRATCH  # the reset is the suite's housekeeping, not the example's evidence
+    awaited: list[tuple[str, int]] = [("channel.open-ok", ch) for ch in opening]
+    awaited += [("channel.close-ok", ch) for ch in closing]
+    open_ |= opening
+    frames: list[Frame] = [MethodFrame(ch, spec.ChannelClose(200, "amqpspec reset", 0, 0)) for ch in sorted(open_)]
+    awaited += [("channel.close-ok", ch) for ch in sorted(open_)]
+    reopen = start == "channel-open"
+    if reopen and STIMULUS_CHANNEL not in open_:  # closed already: may be opened again at once
+        frames.append(MethodFrame(STIMULUS_CHANNEL, spec.ChannelOpen()))
+        awaited.append(("channel.open-ok", STIMULUS_CHANNEL))
+        reopen = False
+    until = time.monotonic() + min(window, RESET_S)
+    if frames and not write(peer, [(f.encode(dialect), "", b"", False) for f in frames]):
+        return False
+    while awaited:
+        if not _await(peer, awaited, until):
+            return False
+        if reopen and ("channel.close-ok", STIMULUS_CHANNEL) not in awaited:
+            reopen = False
+            if not write(peer, [(MethodFrame(STIMULUS_CHANNEL, spec.ChannelOpen()).encode(dialect), "", b"", False)]):
+                return False
+            awaited.append(("channel.open-ok", STIMULUS_CHANNEL))
+    return True
+
+
+def _await(peer: Peer, awaited: list[tuple[str, int]], until: float) -> bool:
+    """Reads until one of ``awaited`` comes (removed from it); False on anything that ends the
+    connection or on time-out. Frames of channels being closed are dropped, as the spec says."""
+    while (left := until - time.monotonic()) > 0:
+        item = peer.recv(left)
+        if item is None or isinstance(item, Closed):
+            return False
+        if isinstance(item, MethodFrame):
+            key = (item.method.NAME, item.channel)
+            if key in awaited:
+                awaited.remove(key)
+                return True
+            if key[0] in ("connection.close", "channel.close", "channel.open-ok", "channel.close-ok"):
+                return False
+    return False
+
+
+class _Discard(Transcript):
+    """A transcript that keeps nothing (the reset's frames)."""
+
+    def add(self, direction: str, data: bytes, summary: str, conn: int = 0, redacted: bool = False) -> None:
+        return None
+
+
+_SCRATCH = _Discard()
 
 
 def declared_names(stimulus: Stimulus, obs: Observation) -> list[tuple[str, str]]:
@@ -254,5 +434,5 @@ def delete_entities(target: Target, names: list[tuple[str, str]], budget: float 
         return f"cleanup incomplete: {exc}"
 
 
-__all__ = ["START_STATES", "SetupFailed", "reach", "probes", "watch", "run", "Run", "credentials",
+__all__ = ["START_STATES", "SetupFailed", "Connections", "POOL", "REUSABLE", "reset", "reach", "probes", "watch", "run", "Run", "credentials",
            "declared_names", "delete_entities", "FUZZ_FRAME_MAX", "DEFAULT_FRAME_MAX", "Raw"]

@@ -43,6 +43,7 @@ class Env:
     run_id: str = "0" * 32
     worker: int = 0
     window: float = 2.0                    # deadline of one reaction (longer silence: a hang)
+    seeds: tuple[str, ...] = ()            # --seeds: recorded sessions for the ``seeded`` target
 
     @property
     def dialect(self) -> Dialect:
@@ -114,7 +115,7 @@ def register(target: FuzzTarget) -> FuzzTarget:
 
 
 def _load() -> None:
-    from . import targets091, targets10, targets_stateful  # noqa: F401 - registration
+    from . import targets091, targets10, targets_seeded, targets_stateful, template091  # noqa: F401 - registration
 
 
 def for_protocol(protocol: str) -> list[FuzzTarget]:
