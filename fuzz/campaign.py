@@ -84,6 +84,7 @@ class Config:
     insecure: bool = False
     batch: int = BATCH
     started: float = field(default_factory=time.time)
+    seeds: tuple[str, ...] = ()            # --seeds paths (the ``seeded`` target)
 
     def target(self) -> Target:
         return Target.parse(self.url, cafile=self.cafile, insecure=self.insecure)
@@ -153,7 +154,7 @@ class Worker:
         self.events = events
         self.shared = shared
         self.target = cfg.target()
-        self.env = Env(self.target, cfg.protocol, cfg.broker, cfg.run_id, index, cfg.window)
+        self.env = Env(self.target, cfg.protocol, cfg.broker, cfg.run_id, index, cfg.window, cfg.seeds)
         self.known: set[str] = set(cfg.known)
         self.pending: dict[str, tuple[Signature, Verdict, Example]] = {}
         self.cleanup: list[tuple[str, str]] = []
@@ -576,8 +577,16 @@ class Campaign:
             self.on_event("note", s, event[1])
 
 
-def resolve_targets(protocol: str, names: tuple[str, ...] | list[str]) -> list[str]:
+def resolve_targets(protocol: str, names: tuple[str, ...] | list[str], env: Env | None = None) -> list[str]:
+    """The targets to run: the named ones (a named target this campaign cannot take is a usage
+    error), else every target of the protocol that it can take (``FuzzTarget.needs``)."""
     chosen = select(protocol, names)
+    if env is not None:
+        for t in chosen:
+            why = t.needs(env)
+            if why and names:
+                raise UsageError(f"fuzz target {t.name}: {why}")
+        chosen = [t for t in chosen if not t.needs(env)]
     if not chosen:
         raise UsageError(f"no fuzz targets for AMQP {protocol}")
     return [t.name for t in chosen]

@@ -10,6 +10,7 @@ import re
 import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -76,12 +77,15 @@ def _list_targets(protocol: str) -> None:
               help="Broker memory growth over its level at the start that counts as a finding.")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) for an amqps:// broker.")
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
+@click.option("--seeds", "seed_paths", multiple=True, metavar="PATH",
+              help="Recorded sessions to mutate (files or directories of `amqpspec record` transcripts, findings, "
+                   "pcaps; repeatable): enables the 'seeded' target (AMQP 0-9-1).")
 @click.option("--list-targets", is_flag=True, help="List the fuzz targets of the protocol and exit.")
 @guarded
 def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float | None, examples: int | None,
          seed: int | None, jobs: int, findings_dir: str, window: float, shrink_time: float,
          restart_command: str | None, memory_limit: int, cafile: str | None, insecure: bool,
-         list_targets: bool) -> None:
+         seed_paths: tuple[str, ...], list_targets: bool) -> None:
     """Fuzz the broker at URL (amqp[s]://user:pass@host:port/vhost) and keep every finding.
 
     Each finding is a minimal input with its two-way transcript, the clauses it violates and
@@ -92,6 +96,7 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
 
     from .campaign import Campaign, Config, resolve_targets
     from .display import Progress
+    from .targets import Env
 
     target = Target.parse(url, cafile=cafile, insecure=insecure)
     if list_targets:
@@ -99,15 +104,24 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
         return
     if protocol == "auto":
         protocol = detect_protocol(target)
-    names = resolve_targets(protocol, target_names)
+    resolve_targets(protocol, target_names)  # unknown names fail before connecting
+    seeds = tuple(str(Path(p).resolve()) for p in seed_paths)
+    if seeds:
+        from .seeds import load
+
+        corpus = load(list(seeds), protocol)
+        click.echo(f"seeds: {len(corpus.seeds)} recorded connection(s)"
+                   + (f", {len(corpus.skipped)} skipped: {'; '.join(corpus.skipped[:3])}" if corpus.skipped else ""))
     if duration is None and examples is None:
         duration = parse_duration(DEFAULT_DURATION)
     run_seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     broker = probe_broker(target, protocol=protocol)
     target.broker = broker
+    names = resolve_targets(protocol, target_names, Env(target, protocol, broker, seeds=seeds))
     cfg = Config(url=url, protocol=protocol, targets=names, broker=broker, seed=run_seed, jobs=jobs,
                  duration=duration, examples=examples, window=window, shrink_time=shrink_time,
-                 restart_command=restart_command, memory_limit=memory_limit << 20, cafile=cafile, insecure=insecure)
+                 restart_command=restart_command, memory_limit=memory_limit << 20, cafile=cafile, insecure=insecure,
+                 seeds=seeds)
     progress = Progress()
     budget = " and ".join(x for x in (f"{examples} examples" if examples else "",
                                         f"{duration:g}s" if duration else "") if x)
@@ -163,6 +177,8 @@ def _again(cfg: Any, url: str, findings_dir: str, names: list[str]) -> str:
         args += ["--duration", f"{cfg.duration:g}s"]
     if cfg.jobs > 1:
         args += ["--jobs", str(cfg.jobs)]
+    for path in cfg.seeds:
+        args += ["--seeds", path]
     return shlex.join(args)
 
 
