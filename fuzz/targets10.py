@@ -1,2 +1,335 @@
-"""The AMQP 1.0 fuzz targets (defined below, registered on import)."""
+"""The AMQP 1.0 fuzz targets (defined below, registered on import).
+
+Every stimulus is drawn from ``strategies10`` (the codec's field definitions and its
+malformations) and what the broker announced (SASL mechanisms, max-frame-size, channel-max).
+Node addresses a stimulus names carry the campaign's prefix (``Env.name``), so a fuzzer never
+touches anyone else's queues; they are deleted after the campaign where the broker also
+speaks 0-9-1 (``cleanup``).
+"""
 from __future__ import annotations
+
+import dataclasses
+import string
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from amqpspec.transcript import Transcript
+from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, ProtocolHeader, RawFrame, SASLFrame, Symbol, spec
+from amqpspec.wire.amqp10.frames import AMQP_HEADER, SASL_HEADER, TLS_HEADER
+from amqpspec.wire.amqp10.types import Raw, UByte, UInt
+
+from . import exec10
+from . import strategies10 as S
+from .exec10 import RECEIVER_HANDLE, SENDER_HANDLE, SESSION_CHANNEL
+from .stimulus import Credentials, Stimulus
+from .targets import Env, FuzzTarget, register
+
+OTHER_HEADERS = (b"AMQP\x00\x00\x09\x01", b"AMQP\x01\x01\x00\x09", b"AMQP\x01\x01\x08\x00", b"AMQP\x00\x01\x01\x00",
+                 b"AMQP\x00\x02\x00\x00", b"AMQP\x03\x01\x00\x01", b"AMQP\x02\x01\x01\x00", b"AMQP\x05\x01\x00\x00",
+                 b"AMQP\x04\x01\x00\x00", b"amqp\x00\x01\x00\x00")
+LARGEST_WHOLE = 1 << 20     # the largest oversized frame sent whole (above: its header and a part only)
+OVERRIDE_MAX = 1000         # frames whose header is rewritten stay below this (a DOFF can point past them)
+UNATTACHED = 7              # a handle no link of the start state uses
+
+
+def _addresses(env: Env) -> list[str]:
+    return [env.name("t"), env.name("q")]
+
+
+def _runner(start: str) -> Any:
+    def run(env: Env, stimulus: Stimulus, transcript: Transcript) -> Any:
+        r = exec10.run(env.target, start, stimulus, window=env.window, address=env.name("t"),
+                       marker=env.name("mark"), transcript=transcript)
+        cleanup = [("queue", a) for a in _addresses(env) + [env.name("mark")]] if start in ("session", "link") else []
+        return r.expectation, r.observation, r.stimulus_octets, cleanup
+    return run
+
+
+def _target(name: str, start: str, description: str, needs: Any = None) -> Any:
+    def deco(build: Any) -> FuzzTarget:
+        extra = {"needs": needs} if needs is not None else {}
+        return register(FuzzTarget(name, "1.0", start, description, build, _runner(start), **extra))
+    return deco
+
+
+def _stim(*items: Any) -> Stimulus:
+    return Stimulus("1.0", tuple(items))
+
+
+def _names(env: Env) -> SearchStrategy[str]:
+    tail = st.text(string.ascii_lowercase + string.digits + "-._", max_size=8)
+    return st.one_of(st.sampled_from(_addresses(env)), tail.map(lambda s: f"{env.name('n')}-{s}"))
+
+
+def _channel_max(env: Env) -> int:
+    return env.broker.channel_max if env.broker.channel_max is not None else 65535
+
+
+def _channels(env: Env, usual: int) -> SearchStrategy[int]:
+    top = _channel_max(env)
+    return st.one_of(st.just(usual), st.just(usual), st.just(usual), st.integers(0, 8),
+                     st.sampled_from(sorted({top, min(top + 1, 0xFFFF), 0xFFFF})))
+
+
+def _broken(frames: SearchStrategy[Any], env: Env, usual: int = SESSION_CHANNEL) -> SearchStrategy[Any]:
+    """The frames as drawn (mostly), or with their header written wrong, or cut short."""
+    small = frames.filter(lambda f: len(f.encode()) < OVERRIDE_MAX)  # DOFF past the end needs SIZE/4 < 255
+    return st.one_of(frames, frames, frames, frames, small.flatmap(lambda f: S.frame_overrides(f, channels_=_channels(env, usual))),
+                     frames.flatmap(S.truncated_frame))
+
+
+def _addressed(cls: type, env: Env) -> SearchStrategy[Any]:
+    """A source or target whose address is ours (or absent): never anyone else's node."""
+    return st.builds(lambda t, a: t.replace(address=a), S.composite(cls), st.one_of(st.none(), _names(env)))
+
+
+def _exact(make: Any, size: int) -> Any:
+    """``make(n)`` builds a frame from a padding length; the n giving exactly ``size`` octets."""
+    n = max(0, size - 64)
+    for _ in range(16):
+        frame = make(n)
+        diff = len(frame.encode()) - size
+        if diff == 0:
+            return frame
+        n = max(0, n - diff)
+    return make(n)
+
+
+def padded_begin(channel: int, total: int) -> AMQPFrame:
+    """A begin of exactly ``total`` octets (a properties entry carries the padding)."""
+    return _exact(lambda n: AMQPFrame(channel, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048,
+                                                          properties={Symbol("x-amqpspec-pad"): b"x" * n})), total)
+
+
+def _oversized(env: Env, channel: int) -> SearchStrategy[Any]:
+    """A frame one octet over the broker's max-frame-size: whole when that is affordable, else
+    its header claiming the size and a first part only."""
+    limit = env.broker.frame_max or 512
+    if limit + 1 <= LARGEST_WHOLE:
+        return st.sampled_from((limit, limit + 1)).map(lambda n: padded_begin(channel, n))
+    claimed = min(limit + 1, 0xFFFFFFFF)
+    if claimed <= limit:  # the broker takes any size a SIZE field can say: nothing is oversized
+        return st.just(padded_begin(channel, 600))
+    return st.just(dataclasses.replace(padded_begin(channel, 600), size=claimed))
+
+
+# ---------------------------------------------------------------------------- targets
+
+@_target("protocol-header", "fresh", "the 8-octet protocol header: AMQP, SASL and TLS ids, mutated, other versions "
+         "and protocols, cut short, garbage, HTTP (2.2)")
+def protocol_header(env: Env) -> SearchStrategy[Stimulus]:
+    bases = st.sampled_from((AMQP_HEADER, SASL_HEADER, TLS_HEADER))
+    mutated = st.tuples(bases, st.integers(0, 7), st.integers(0, 255)).map(
+        lambda t: t[0][:t[1]] + bytes((t[2],)) + t[0][t[1] + 1:])
+    data = st.one_of(bases, bases, mutated, mutated, st.sampled_from(OTHER_HEADERS),
+                     st.binary(min_size=4, max_size=4).map(lambda b: b"AMQP" + b),
+                     st.tuples(bases, st.integers(1, 7)).map(lambda t: t[0][:t[1]]),
+                     st.binary(min_size=1, max_size=12), st.just(b"GET / HTTP/1.1\r\nHost: amqpspec\r\n\r\n"))
+    return data.map(lambda d: _stim(ProtocolHeader(d) if len(d) == 8 else d))
+
+
+def _needs_sasl(env: Env) -> str:
+    if env.broker.mechanisms:
+        return ""
+    return "the broker offered no SASL mechanisms (a URL without credentials does not use SASL)"
+
+
+@_target("sasl-init", "sasl", "sasl-init after sasl-mechanisms: mechanism, initial-response (mostly the real "
+         "credentials), hostname; malformed; other SASL bodies; AMQP frames (5.3)", needs=_needs_sasl)
+def sasl_init(env: Env) -> SearchStrategy[Stimulus]:
+    creds = Credentials(env.credentials_length)
+    offered = list(env.broker.mechanisms or ["PLAIN"])
+    init = st.builds(
+        spec.SaslInit,
+        mechanism=st.one_of(st.just(Symbol("PLAIN")), st.sampled_from([Symbol(m) for m in offered]),
+                            S.primitive("symbol")),
+        initial_response=st.one_of(st.just(creds), st.just(creds), st.just(creds), st.none(), st.binary(max_size=64)),
+        hostname=st.one_of(st.none(), st.just(env.target.host), S.primitive("string")))
+    bodies = st.one_of(init, init, init, S.malformed_composite(spec.SaslInit),
+                       st.sampled_from(spec.SASL_FRAMES).flatmap(S.composite))
+    frames = st.one_of(bodies.map(lambda b: SASLFrame(b)), bodies.map(lambda b: SASLFrame(b)),
+                       st.builds(AMQPFrame, st.just(0), S.composite(spec.Open)), st.just(EmptyFrame(0)))
+    one = _broken(frames, env, 0)
+    return st.one_of(one.map(_stim), st.tuples(one, one).map(lambda t: _stim(*t)))
+
+
+@_target("open", "header", "open after the AMQP header exchange: container-id, max-frame-size around 512, "
+         "channel-max, idle-time-out, locales, capabilities; malformed; another performative (2.4.1, 2.7.1)")
+def open_(env: Env) -> SearchStrategy[Stimulus]:
+    fields = st.fixed_dictionaries({
+        "container_id": st.one_of(st.just("amqpspec-fuzz"), S.primitive("string")),
+        "hostname": st.one_of(st.none(), st.just(env.target.host), S.primitive("string")),
+        "max_frame_size": st.one_of(st.none(), st.sampled_from((0, 1, 511, 512, 513, 4096, 65536, 0xFFFFFFFF)).map(UInt),
+                                    S.primitive("uint")),
+        "channel_max": st.one_of(st.none(), st.sampled_from((0, 1, 0xFFFF)), S.primitive("ushort")),
+        "idle_time_out": st.one_of(st.none(), st.none(), st.sampled_from((0, 1, 100, 1000)).map(UInt)),
+    })
+    valid = st.builds(lambda o, kw: o.replace(**kw), S.composite(spec.Open), fields)
+    opens = st.one_of(valid, valid, valid, S.malformed_composite(spec.Open),
+                      st.sampled_from(spec.PERFORMATIVES).flatmap(S.composite))
+    frames = _broken(opens.map(lambda o: AMQPFrame(0, o)), env, 0)
+    return st.one_of(frames.map(_stim), frames.map(_stim), frames.map(lambda f: _stim(EmptyFrame(0), f)),
+                     st.just(_stim(EmptyFrame(0))))
+
+
+@_target("begin", "open", "begin on used and unused channels, above channel-max, answering sessions never begun, "
+         "window and handle-max edges; malformed; end and close (2.5, 2.7.2)")
+def begin(env: Env) -> SearchStrategy[Stimulus]:
+    edges = st.sampled_from((0, 1, 0x7FFFFFFF, 0xFFFFFFFF)).map(UInt)
+    fields = st.fixed_dictionaries({
+        "remote_channel": st.one_of(st.none(), st.none(), st.none(), S.primitive("ushort")),
+        "next_outgoing_id": st.one_of(edges, S.primitive("uint")),
+        "incoming_window": st.one_of(edges, S.primitive("uint")),
+        "outgoing_window": st.one_of(edges, S.primitive("uint")),
+        "handle_max": st.one_of(st.none(), edges),
+    })
+    valid = st.builds(lambda b, kw: b.replace(**kw), S.composite(spec.Begin), fields)
+    perfs = st.one_of(valid, valid, valid, S.malformed_composite(spec.Begin), st.just(spec.End()),
+                      st.just(spec.Close()))
+    frames = _broken(st.builds(AMQPFrame, _channels(env, 1), perfs), env, 1)
+    return st.lists(frames, min_size=1, max_size=3).map(lambda fs: _stim(*fs))
+
+
+@_target("attach", "link", "attach on a session with a sender (handle 0) and a receiver (handle 1): names old and "
+         "new, handles in use and out of range, roles, source/target terms, settle modes; malformed (2.6, 2.7.3)")
+def attach(env: Env) -> SearchStrategy[Stimulus]:
+    hm = 0xFFFFFFFF
+    names = st.one_of(_names(env), st.sampled_from([f"{env.name('t')}-snd", f"{env.name('t')}-rcv"]))
+    fields = st.fixed_dictionaries({
+        "name": names,
+        "handle": st.one_of(st.sampled_from((SENDER_HANDLE, RECEIVER_HANDLE, 2, 3, hm)).map(UInt), S.primitive("uint")),
+        "role": st.booleans(),
+        "snd_settle_mode": st.one_of(st.none(), st.sampled_from((0, 1, 2, 3, 255)).map(UByte)),
+        "rcv_settle_mode": st.one_of(st.none(), st.sampled_from((0, 1, 2, 255)).map(UByte)),
+        "source": st.one_of(st.none(), _addressed(spec.Source, env)),
+        "target": st.one_of(st.none(), _addressed(spec.Target, env)),
+    })
+    valid = st.builds(lambda a, kw: a.replace(**kw), S.composite(spec.Attach), fields)
+    perfs = st.one_of(valid, valid, valid, valid, S.malformed_composite(spec.Attach).map(_own_addresses(env)))
+    frames = _broken(st.builds(AMQPFrame, _channels(env, SESSION_CHANNEL), perfs), env)
+    return st.lists(frames, min_size=1, max_size=2).map(lambda fs: _stim(*fs))
+
+
+def _own_addresses(env: Env) -> Any:
+    """Re-addresses the source and target of a drawn attach to our nodes (where they are terms)."""
+    def fix(a: Any) -> Any:
+        try:
+            changes = {}
+            for attr in ("source", "target"):
+                term = getattr(a, attr, None)
+                if isinstance(term, (spec.Source, spec.Target)):
+                    changes[attr] = term.replace(address=env.name("t"))
+            return a.replace(**changes) if changes else a
+        except (AttributeError, TypeError, ValueError):
+            return a
+    return fix
+
+
+def _payloads() -> SearchStrategy[Any]:
+    """Message octets: valid messages (mostly), cut short, sections out of order or repeated,
+    a value of another type where a section belongs, random octets."""
+    valid = S.message().map(lambda m: m.encode())
+    sections = st.lists(st.one_of(S.composite(spec.Header), S.composite(spec.Properties), S.composite(spec.Data),
+                                  S.composite(spec.AmqpValue), S.composite(spec.Footer)), min_size=1, max_size=4)
+    shuffled = sections.map(lambda xs: b"".join(S.T.encode(x) for x in xs))
+    cut = valid.filter(lambda b: len(b) > 1).flatmap(lambda b: st.integers(1, len(b) - 1).map(lambda k, b=b: b[:k]))
+    foreign = st.one_of(S.values(max_leaves=4), S.malformed_value()).map(S.T.encode)
+    return st.one_of(valid, valid, valid, shuffled, cut, foreign, st.binary(max_size=64), st.just(b""))
+
+
+@_target("transfer", "link", "transfers on the attached sender link: delivery-ids in and out of order, more/aborted, "
+         "settled, message sections valid and malformed, on the receiver's or no link (2.6.12-14, 2.7.5, 3.2)")
+def transfer(env: Env) -> SearchStrategy[Stimulus]:
+    handles = st.one_of(st.just(SENDER_HANDLE), st.just(SENDER_HANDLE), st.just(SENDER_HANDLE),
+                        st.sampled_from((RECEIVER_HANDLE, UNATTACHED)))
+
+    @st.composite
+    def deliveries(draw: Any) -> Stimulus:
+        n = draw(st.integers(1, 3))
+        ids = draw(st.one_of(st.just(list(range(n))), st.lists(S.primitive("uint"), min_size=n, max_size=n),
+                             st.lists(st.integers(0, 3).map(UInt), min_size=n, max_size=n)))
+        frames = []
+        for i in range(n):
+            t = spec.Transfer(
+                handle=draw(handles), delivery_id=draw(st.one_of(st.just(ids[i]), st.just(ids[i]), st.none())),
+                delivery_tag=draw(st.one_of(st.just(f"t{i}".encode()), st.binary(max_size=40), st.none())),
+                message_format=draw(st.one_of(st.just(0), st.just(0), st.none(), S.primitive("uint"))),
+                settled=draw(st.one_of(st.none(), st.booleans())), more=draw(st.one_of(st.none(), st.booleans())),
+                aborted=draw(st.one_of(st.none(), st.none(), st.booleans())),
+                rcv_settle_mode=draw(st.one_of(st.none(), st.none(), st.sampled_from((0, 1, 2)).map(UByte))),
+                state=draw(st.one_of(st.none(), st.none(), st.none(), S.composite(spec.Accepted),
+                                     S.composite(spec.Rejected), S.composite(spec.Received))),
+                resume=draw(st.one_of(st.none(), st.none(), st.booleans())))
+            if draw(st.integers(0, 9)) == 0:
+                t = draw(S.malformed_composite(spec.Transfer))
+            frames.append(draw(_broken(st.just(AMQPFrame(SESSION_CHANNEL, t, draw(_payloads()))), env)))
+        return _stim(*frames)
+    return deliveries()
+
+
+@_target("flow-disposition", "link", "flow and disposition: unknown handles, credit and counts at their edges, echo, "
+         "drain, delivery ranges never sent, each outcome (2.6.7, 2.7.4, 2.7.6)")
+def flow_disposition(env: Env) -> SearchStrategy[Stimulus]:
+    edges = st.one_of(st.sampled_from((0, 1, 2, 0x7FFFFFFF, 0xFFFFFFFF)).map(UInt), S.primitive("uint"))
+    opt = lambda s: st.one_of(st.none(), s)  # noqa: E731
+    handles = st.one_of(st.sampled_from((SENDER_HANDLE, RECEIVER_HANDLE, UNATTACHED, 0xFFFFFFFF)).map(UInt), st.none())
+    flow = st.builds(spec.Flow, next_incoming_id=opt(edges), incoming_window=edges, next_outgoing_id=edges,
+                     outgoing_window=edges, handle=handles, delivery_count=opt(edges), link_credit=opt(edges),
+                     available=opt(edges), drain=opt(st.booleans()), echo=opt(st.booleans()))
+    outcomes = st.one_of(st.none(), *[S.composite(c) for c in (spec.Accepted, spec.Rejected, spec.Released,
+                                                                spec.Modified, spec.Received)])
+    disposition = st.builds(spec.Disposition, role=st.booleans(), first=edges, last=opt(edges),
+                            settled=opt(st.booleans()), state=outcomes, batchable=opt(st.booleans()))
+    perfs = st.one_of(flow, flow, disposition, disposition, S.malformed_composite(spec.Flow),
+                      S.malformed_composite(spec.Disposition))
+    frames = _broken(st.builds(AMQPFrame, _channels(env, SESSION_CHANNEL), perfs), env)
+    return st.lists(frames, min_size=1, max_size=3).map(lambda fs: _stim(*fs))
+
+
+@_target("frame-header", "session", "frame headers: SIZE below 8 or lying, DOFF below 2 or past the end, undefined "
+         "TYPEs, SASL frames after open, extended headers, channels above channel-max, frames over max-frame-size, "
+         "empty frames (2.3, 2.4.5, 2.7.1)")
+def frame_header(env: Env) -> SearchStrategy[Stimulus]:
+    begin0 = AMQPFrame(1, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))
+    small = st.one_of(
+        st.builds(EmptyFrame, _channels(env, 0)),
+        st.just(begin0),
+        st.builds(lambda t, d: RawFrame(SESSION_CHANNEL, type=t, data=d), st.sampled_from(S.UNDEFINED_FRAME_TYPES),
+                  st.binary(max_size=32)),
+        st.builds(lambda b: SASLFrame(b), st.sampled_from(spec.SASL_FRAMES).flatmap(S.composite)),
+        st.builds(lambda ch: dataclasses.replace(begin0, channel=ch), _channels(env, 1)),
+    )
+    single = st.one_of(small, small, small, _oversized(env, 1),
+                       small.flatmap(lambda f: S.frame_overrides(f, channels_=_channels(env, 0))))
+    return st.one_of(single.map(_stim), st.tuples(single, single).map(lambda t: _stim(*t)))
+
+
+@_target("types", "session", "malformed AMQP values inside performative fields: deep nesting, zero-width arrays "
+         "claiming billions of elements, undefined constructors, lying sizes and counts, described-type "
+         "confusion (1.2-1.6)")
+def types(env: Env) -> SearchStrategy[Stimulus]:
+    bad = st.one_of(S.malformed_value(), S.malformed_value(), S.zero_width_array(), S.deep_nesting())
+
+    def poke(perf: Any, data: Any) -> Any:
+        f = data.draw(st.sampled_from(perf.FIELDS))
+        return perf.replace(**{f.attr: data.draw(bad)})
+
+    attach_ = st.builds(lambda n: spec.Attach(name=n, handle=2, role=False, source=spec.Source(),
+                                              target=spec.Target(address=env.name("t")), initial_delivery_count=0),
+                        _names(env))
+    bases = st.one_of(
+        st.builds(lambda c: (1, c), st.just(spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))),
+        attach_.map(lambda a: (SESSION_CHANNEL, a)),
+        st.just((SESSION_CHANNEL, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=0,
+                                            outgoing_window=2048))),
+    )
+    poked = st.builds(lambda cp, data: AMQPFrame(cp[0], poke(cp[1], data)), bases, st.data())
+    confused = st.builds(lambda cp, data: AMQPFrame(cp[0], data.draw(S.malformed_composite(type(cp[1])))), bases, st.data())
+    raw = st.builds(lambda v: AMQPFrame(SESSION_CHANNEL, Raw(v)),
+                    st.one_of(S.deep_nesting(), S.zero_width_array()).map(lambda r: bytes(r.data)))
+    return st.one_of(poked, poked, confused, raw).map(_stim)
+
+
+__all__ = ["padded_begin", "OTHER_HEADERS"]
