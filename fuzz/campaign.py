@@ -20,6 +20,7 @@ workers wait.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 import multiprocessing
 import queue as queue_mod
 import threading
@@ -35,13 +36,18 @@ from hypothesis.database import InMemoryExampleDatabase
 from amqpspec.errors import UsageError
 from amqpspec.target import BrokerInfo, Target
 
-from .exec091 import SetupFailed
+from . import draw
+from .exec091 import POOL, Connections, SetupFailed
 from .findings import FindingStore, Signature, make_finding, now_iso
 from .oracles import MemoryMonitor, Verdict, liveness_problem, restart_broker
 from .stimulus import Stimulus
 from .targets import Env, Example, FuzzTarget, get, select
 
 BATCH = 100                 # examples per generation run in duration mode
+LIVENESS_EVERY_S = 0.5      # a fresh-connection liveness probe at least this often (and after every batch)
+MEMORY_EVERY_S = 0.25       # broker memory read at most this often
+EVENTS_EVERY_S = 0.2        # execution counts sent to the campaign at most this often
+CONFIRM_MAX_S = 60.0        # after a crash: time spent finding which recent example caused it
 SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker is checked
 
 
@@ -161,6 +167,14 @@ class Worker:
         self.memory = MemoryMonitor(self.target, cfg.memory_limit)
         self.setup_failures = 0
         self.internal_errors: dict[str, int] = {}
+        self.connections = Connections()
+        # examples since the last good fresh-connection probe: the candidates when one fails
+        self.suspects: deque[Example] = deque(maxlen=4 * BATCH)
+        self.next_probe = 0.0
+        self.next_memory = 0.0
+        self.next_flush = 0.0
+        self.counts: dict[tuple[str, bool], list[int]] = {}
+        self.reuse_only: dict[str, int] = {}
 
     # -- helpers -------------------------------------------------------------------------
     def emit(self, *event: Any) -> None:
@@ -177,6 +191,7 @@ class Worker:
 
     # -- the loop --------------------------------------------------------------------------
     def run(self) -> None:
+        POOL.set(self.connections)  # the worker's thread (or process) lends exec091 its idle connections
         try:
             self.memory.start()
             self.emit("memory", self.index, self.memory.describe())
@@ -213,6 +228,8 @@ class Worker:
         except _Stop:
             pass
         finally:
+            self.flush()
+            self.connections.close()
             for sid, (sig, verdict, ex) in list(self.pending.items()):
                 if sid not in self.known:  # met while shrinking something else, never again: as it is
                     self.report(sig, verdict, ex)
@@ -236,8 +253,101 @@ class Worker:
         except Exception:  # noqa: BLE001 - only decides whether cleanup is possible
             return False
 
+    # -- counting, probing --------------------------------------------------------------------
+    def count(self, name: str, shrinking: bool, reached: bool) -> None:
+        """Counts an execution; the campaign hears of them in bunches (an event per example
+        costs the campaign process more than a local broker's answer)."""
+        c = self.counts.setdefault((name, shrinking), [0, 0])
+        c[0 if reached else 1] += 1
+        if time.monotonic() >= self.next_flush:
+            self.flush()
+
+    def flush(self) -> None:
+        self.next_flush = time.monotonic() + EVENTS_EVERY_S
+        for (name, shrinking), (reached, failed) in self.counts.items():
+            self.emit("execs", self.index, name, shrinking, reached, failed)
+        self.counts.clear()
+
+    def probe(self) -> str:
+        """A fresh, well-behaved client's liveness probe; empty when the broker serves it."""
+        problem = liveness_problem(self.target, self.cfg.protocol)
+        self.next_probe = time.monotonic() + LIVENESS_EVERY_S
+        return problem
+
     # -- one batch: generate, then shrink what is new ----------------------------------------
     def batch(self, ft: FuzzTarget, strategy: Any, seed: int, n: int, slice_s: float | None = None) -> int:
+        """Up to ``n`` examples drawn from ``strategy`` (seeded by ``seed``), each new signature
+        shrunk as it is met; ends with a fresh-connection liveness probe. Returns how many
+        examples were generated."""
+        if not draw.available():
+            return self.batch_given(ft, strategy, seed, n, slice_s)
+        drawer = draw.Drawer(strategy, seed)
+        until = None if slice_s is None else time.monotonic() + slice_s
+        generated = 0
+        try:
+            while generated < n:
+                if self.time_up():
+                    raise _Stop()
+                if until is not None and time.monotonic() > until:
+                    break
+                try:
+                    stimulus, choices = drawer.draw()
+                    outcome = self._run(ft, stimulus, shrinking=False)
+                except (_Stop, _Found):
+                    raise
+                except Exception:  # noqa: BLE001 - our defect: end the batch, never a finding
+                    raise _Internal(traceback.format_exc(limit=6).strip().splitlines()[-1]) from None
+                generated += 1
+                if outcome is None:
+                    continue
+                sig = outcome[0]
+                if sig.id in self.known:
+                    self.emit("hit", sig.id)
+                    continue
+                self.shrink(ft, strategy, seed, choices, outcome)
+        except _Internal as exc:
+            self.internal_errors[ft.name] = self.internal_errors.get(ft.name, 0) + 1
+            self.emit("note", f"fuzzer defect in target {ft.name} (not a finding): {exc}")
+        finally:
+            self.flush()
+        if generated and self.suspects:
+            self._probe_after(ft)
+        return generated
+
+    def _probe_after(self, ft: FuzzTarget) -> None:
+        """The batch's closing liveness probe (the examples since the last probe are the suspects)."""
+        epoch = self.shared.epoch.value
+        problem = self.probe()
+        if not problem:
+            self.suspects.clear()
+            return
+        blamed = self.broker_down(ft, self.suspects[-1], problem, epoch, confirm=True)
+        if blamed is not None:
+            self.report(*self._liveness(ft, blamed, problem))
+
+    def shrink(self, ft: FuzzTarget, strategy: Any, seed: int, choices: bytes,
+               outcome: tuple[Signature, Verdict, Example]) -> None:
+        """Shrinks a new signature's example with hypothesis (its recorded choices replayed, then
+        shrunk; every shrinking step on a fresh connection), then reports the smallest input."""
+        state = _Batch(mode="shrink", current=outcome[0].id, best=outcome,
+                       shrink_until=time.monotonic() + self.cfg.shrink_time)
+
+        def body(stimulus: Stimulus) -> None:
+            self.example(ft, stimulus, state)
+
+        test = settings(database=draw.SeededDatabase(choices), deadline=None, derandomize=False,
+                        report_multiple_bugs=False, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                        print_blob=False, max_examples=100, phases=[Phase.reuse, Phase.shrink])(
+            hyp_seed(seed)(given(strategy)(body)))
+        if self.cfg.shrink_time > 0:
+            self._hypothesis(test, ft)
+        sig, verdict, ex = state.best  # type: ignore[misc]
+        self.pending.pop(sig.id, None)
+        self.report(sig, verdict, ex)
+
+    def batch_given(self, ft: FuzzTarget, strategy: Any, seed: int, n: int, slice_s: float | None = None) -> int:
+        """The same batch with hypothesis' own generation (``@given``): the slower way, for
+        hypothesis versions whose internals :mod:`draw` cannot use."""
         db = InMemoryExampleDatabase()
         state = _Batch(limit=n, slice_until=None if slice_s is None else time.monotonic() + slice_s)
 
@@ -248,6 +358,7 @@ class Worker:
                         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
         generate = settings(base, max_examples=max(1, min(n, 1 << 20)), phases=[Phase.generate])(hyp_seed(seed)(given(strategy)(body)))
         self._hypothesis(generate, ft)
+        self.flush()
         if state.current is not None and state.best is not None:
             for key in list(db.data):  # as a secondary example, the saved failure is shrunk, not trusted
                 for value in list(db.fetch(key)):
@@ -262,6 +373,8 @@ class Worker:
             sig, verdict, ex = state.best
             self.pending.pop(sig.id, None)
             self.report(sig, verdict, ex)
+        if state.generated and self.suspects:
+            self._probe_after(ft)
         return state.generated
 
     def _hypothesis(self, test: Callable[[], None], ft: FuzzTarget) -> None:
@@ -278,6 +391,7 @@ class Worker:
 
     # -- one example -------------------------------------------------------------------------
     def example(self, ft: FuzzTarget, stimulus: Stimulus, state: _Batch) -> None:
+        """One example inside a hypothesis run (shrinking, or ``@given`` generation)."""
         if self.time_up():
             raise _Stop()
         if state.mode == "generate":
@@ -316,36 +430,64 @@ class Worker:
             raise _Found(sid)
         self.pending.setdefault(sid, outcome)
 
+    def _fresh(self, ft: FuzzTarget, stimulus: Stimulus) -> Example:
+        """The example on a fresh connection, whatever the pool holds (shrinking, confirming)."""
+        token = POOL.set(None)
+        try:
+            return ft.run(self.env, stimulus)
+        finally:
+            POOL.reset(token)
+
     def _run(self, ft: FuzzTarget, stimulus: Stimulus, *, shrinking: bool) -> tuple[Signature, Verdict, Example] | None:
+        """Runs and judges one example. Every example meets the same oracles: its own reaction
+        (classify), and liveness of a fresh well-behaved client -- probed at once after an
+        example whose reaction did not show the broker alive, one with a new signature, every
+        shrinking step, and otherwise at least every LIVENESS_EVERY_S and after every batch, the
+        examples in between being the suspects when a probe fails -- and memory. A violation
+        seen on a reused connection counts only as the same example shows it on a fresh one."""
         self.wait_broker()
         epoch = self.shared.epoch.value
         try:
-            ex = ft.run(self.env, stimulus)
+            ex = self._fresh(ft, stimulus) if shrinking else ft.run(self.env, stimulus)
         except SetupFailed as exc:
             self.setup_failures += 1
+            self.count(ft.name, shrinking, False)
             if self.setup_failures >= SETUP_FAILURES_MAX:
                 self.setup_failures = 0
-                problem = liveness_problem(self.target, self.cfg.protocol)
+                problem = self.probe()
                 if problem:
                     self.broker_down(None, None, problem, epoch, confirm=False)
                 else:
                     self.emit("note", f"target {ft.name}: its start state could not be reached: {exc}")
-            self.emit("exec", self.index, ft.name, shrinking, False)
             return None
         self.setup_failures = 0
+        self.count(ft.name, shrinking, True)
+        if not ex.verdict.ok and getattr(ex.observation, "reused", False):
+            seen = self._signature(ft, ex)
+            try:
+                ex = self._fresh(ft, stimulus)
+            except SetupFailed:
+                return None
+            if self._signature(ft, ex) != seen:
+                self._reuse_only(ft, seen)
         self.cleanup.extend(ex.cleanup)
         if len(self.cleanup) > 200:
             self.clean()
-        self.emit("exec", self.index, ft.name, shrinking, True)
         verdict = ex.verdict
-        problem = liveness_problem(self.target, self.cfg.protocol)
+        self.suspects.append(ex)
+        now = time.monotonic()
+        due = shrinking or now >= self.next_probe or not _alive_shown(ex.observation) \
+            or (not verdict.ok and self._signature(ft, ex).id not in self.known)
+        problem = self.probe() if due else ""
         if problem:
-            if not self.broker_down(ft, ex, problem, epoch, confirm=not shrinking):
+            blamed = self.broker_down(ft, ex, problem, epoch, confirm=not shrinking)
+            if blamed is None:
                 return None
-            ex.transcript.event(f"liveness probe after this example: {problem}")
-            verdict = Verdict("liveness", None, None, (), f"after this example the broker stopped serving a fresh, "
-                                                         f"well-behaved client: {problem}")
-        else:
+            return self._liveness(ft, blamed, problem)
+        if due:
+            self.suspects.clear()
+        if now >= self.next_memory:
+            self.next_memory = now + MEMORY_EVERY_S
             grown = self.memory.check()
             if grown:
                 ex.transcript.event(grown)
@@ -353,43 +495,70 @@ class Worker:
                 self.report(Signature(self.cfg.protocol, ft.name, "memory", None, None, ex.state), memory, ex)
         if verdict.ok:
             return None
-        sig = Signature(self.cfg.protocol, ft.name, verdict.violation or "", verdict.code, verdict.condition,
-                        ex.state)
-        return sig, verdict, ex
+        return self._signature(ft, ex), verdict, ex
 
-    def broker_down(self, ft: FuzzTarget | None, ex: Example | None, problem: str, epoch: int, *, confirm: bool) -> bool:
-        """The broker stopped serving. Returns whether this worker's example is to blame: it
-        must have started after the last restart, and (unless ``confirm`` is off) kill the
-        broker again when replayed alone. Restarts the broker when a command is given."""
+    def _signature(self, ft: FuzzTarget, ex: Example) -> Signature:
+        v = ex.verdict
+        return Signature(self.cfg.protocol, ft.name, v.violation or "", v.code, v.condition, ex.state)
+
+    def _liveness(self, ft: FuzzTarget, ex: Example, problem: str) -> tuple[Signature, Verdict, Example]:
+        ex.transcript.event(f"liveness probe after this example: {problem}")
+        verdict = Verdict("liveness", None, None, (), f"after this example the broker stopped serving a fresh, "
+                                                     f"well-behaved client: {problem}")
+        return Signature(self.cfg.protocol, ft.name, "liveness", None, None, ex.state), verdict, ex
+
+    def _reuse_only(self, ft: FuzzTarget, sig: Signature) -> None:
+        """A violation on a reused connection that a fresh one did not show: not a finding (it
+        would not replay); said once per target, counted."""
+        n = self.reuse_only.get(ft.name, 0) + 1
+        self.reuse_only[ft.name] = n
+        if n == 1:
+            self.emit("note", f"target {ft.name}: {sig.describe()} seen on a reused connection but not when the "
+                              "example ran again on a fresh one (not recorded; only fresh-connection results count)")
+
+    def broker_down(self, ft: FuzzTarget | None, ex: Example | None, problem: str, epoch: int, *,
+                    confirm: bool) -> Example | None:
+        """The broker stopped serving. Returns the example to blame, or None: it must have run
+        after the last restart, and (unless ``confirm`` is off) kill the broker again when
+        replayed alone -- the suspects since the last good probe are replayed newest first.
+        Restarts the broker when a command is given."""
+        suspects = [e for e in reversed(self.suspects) if e is not ex]
+        candidates = ([ex] if ex is not None else []) + suspects
+        self.suspects.clear()
         with self.shared.restart_lock:
             if self.shared.epoch.value != epoch:
-                return False  # restarted meanwhile: someone else's crash
+                return None  # restarted meanwhile: someone else's crash
             self.shared.broker_ok.clear()
             try:
                 if not liveness_problem(self.target, self.cfg.protocol):
-                    return False  # it came back by itself
+                    return None  # it came back by itself
                 if not self.cfg.restart_command:
                     self.shared.dead.set()
                     self.shared.stop.set()
                     self.emit("note", f"the broker stopped serving ({problem}) and there is no --restart-command: "
-                                      "the campaign ends")
-                    return ft is not None
+                                      "the campaign ends" + (f"; the last example is blamed, one of {len(candidates)} "
+                                                             "since the last good probe" if len(candidates) > 1 else ""))
+                    return ex if ft is not None else None
                 self.emit("note", self._restart())
                 if ft is None or ex is None:
-                    return False
+                    return None
                 if not confirm:
-                    return True
-                try:
-                    ft.run(self.env, ex.stimulus)
-                except SetupFailed:
-                    pass
-                again = liveness_problem(self.target, self.cfg.protocol)
-                if again:
-                    self.emit("note", self._restart())
-                    return True
-                self.emit("note", f"target {ft.name}: the broker stopped serving once, but not when the input was "
-                                  "replayed alone (not recorded)")
-                return False
+                    return ex
+                give_up = time.monotonic() + CONFIRM_MAX_S
+                for cand in candidates:
+                    if time.monotonic() > give_up:
+                        break
+                    try:
+                        self._fresh(ft, cand.stimulus)
+                    except SetupFailed:
+                        pass
+                    if liveness_problem(self.target, self.cfg.protocol):
+                        self.emit("note", self._restart())
+                        return cand
+                self.emit("note", f"target {ft.name}: the broker stopped serving once, but not when the "
+                                  f"{len(candidates)} example(s) since the last good probe were replayed alone "
+                                  "(not recorded)")
+                return None
             finally:
                 if not self.shared.dead.is_set():
                     self.shared.broker_ok.set()
@@ -413,6 +582,13 @@ class Worker:
         record["transcript"].append({"t": last_t, "dir": "event", "conn": 0, "hex": "",
                                      "summary": f"verdict: {verdict.violation}: {verdict.reason}"[:2000]})
         self.emit("finding", record)
+
+
+def _alive_shown(obs: Any) -> bool:
+    """Whether the broker answered anything after the stimulus (then it was alive for this
+    connection; silence, a reset without a word or a failed setup call for a probe at once)."""
+    frames = getattr(obs, "frames", None)
+    return bool(getattr(obs, "probe_ok", False)) or (callable(frames) and bool(frames()))
 
 
 def _worker_main(cfg: Config, index: int, events: Any, shared: Shared) -> None:
@@ -543,7 +719,12 @@ class Campaign:
     def _handle(self, event: tuple[Any, ...]) -> None:
         kind = event[0]
         s = self.stats
-        if kind == "exec":
+        if kind == "execs":  # a worker's counts since its last report
+            _, _worker, name, _shrinking, reached, failed = event
+            s.execs += reached + failed
+            s.by_target[name] = s.by_target.get(name, 0) + reached + failed
+            s.setup_failures += failed
+        elif kind == "exec":
             _, _worker, name, _shrinking, reached = event
             s.execs += 1
             s.by_target[name] = s.by_target.get(name, 0) + 1
