@@ -102,6 +102,7 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
     if list_targets:
         _list_targets("0-9-1" if protocol == "auto" else protocol)
         return
+    _check_findings_dir(findings_dir)  # before any connection: a typo costs no broker round trip
     if protocol == "auto":
         protocol = detect_protocol(target)
     resolve_targets(protocol, target_names)  # unknown names fail before connecting
@@ -141,6 +142,19 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
     if stats.dead and not stats.findings:
         sys.exit(2)
     sys.exit(1 if stats.findings else 0)
+
+
+def _check_findings_dir(path: str) -> None:
+    """The findings directory exists (or is made) and takes files; else a usage error."""
+    from .findings import FindingStore
+
+    try:
+        store = FindingStore(path)
+        probe = store.dir / ".amqpspec-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"findings directory {path}: {exc.strerror or exc}; choose another with --findings") from None
 
 
 def _summary(stats: Any, cfg: Any, elapsed: float, findings_dir: str, url: str, names: list[str]) -> list[str]:
