@@ -391,6 +391,8 @@ def _walk_frames(w: _Walk, data: bytes) -> Expectation:
             continue
         if w.uncertain and decision.strict:
             decision = w.unspecified(f"{decision.why}, after {w.uncertain}")
+        if not decision.strict and not _whole(data, pos):  # no probe can follow: the broker may wait for the rest
+            return _pending(w, f"{decision.why}; the octets end inside a frame")
         return _final(w, decision)
     w.done = True
     return _valid(w)
@@ -425,6 +427,16 @@ def _frame(w: _Walk, ftype: int, channel: int, body: bytes) -> _Decision | None:
         w.uncertain = w.uncertain or "frames pipelined behind our open"
         return None
     return _performative(w, channel, perf, item)
+
+
+def _whole(data: bytes, pos: int) -> bool:
+    """Whether ``data[pos:]`` is whole frames by their SIZE fields."""
+    while pos < len(data):
+        size = int.from_bytes(data[pos:pos + 4], "big") if len(data) - pos >= 4 else 0
+        if size < FRAME_HEADER_SIZE:
+            return False
+        pos += size
+    return pos == len(data)
 
 
 def problems_of(value: Any, depth: int = 0) -> list[str]:
@@ -462,6 +474,8 @@ def _sasl(w: _Walk, ftype: int, channel: int, body: bytes) -> _Decision | None:
     if w.conn.mechanisms and mechanism not in w.conn.mechanisms:
         return _Decision(FailedOutcome(), MECHANISM, f"sasl-init with mechanism {mechanism!r}, which the broker did "
                                                      "not offer")
+    if b.initial_response is None:  # the mechanism's next step may be the client's (SASL lets it wait)
+        return _Decision(Anything(), (), f"sasl-init ({mechanism}) without an initial-response", strict=False)
     w.awaits.append(("sasl-outcome", 0))
     w.phase = "sasl-done"
     w.uncertain = "a sasl-init (its outcome is the broker's to decide)"

@@ -216,3 +216,20 @@ def test_open_is_answered_by_open_first_and_frames_within_our_limit() -> None:
 def test_a_performative_other_than_open_first_may_be_waited_on() -> None:
     exp = expect(Conn(phase="header"), AMQPFrame(0, BEGIN).encode())
     assert not exp.strict and exp.may_wait
+
+
+def test_a_malformed_frame_before_an_unfinished_one_may_be_waited_on() -> None:
+    """Found in triage: after a malformed frame the rest of the octets were a frame cut short,
+    so no probe could follow and a broker waiting for the rest was called a violation."""
+    bad = AMQPFrame(1, spec.Begin()).encode()              # mandatory fields null: an open question
+    cut = AMQPFrame(1, BEGIN).encode()[:-3]                  # the next frame unfinished
+    exp = expect(opened(), bad + cut)
+    assert exp.may_wait and not exp.strict
+    assert not expect(opened(), bad).may_wait               # whole frames: the probes will tell
+
+
+def test_sasl_init_without_initial_response_may_be_waited_on() -> None:
+    """Found in triage: PLAIN without an initial-response; SASL lets the server wait."""
+    conn = Conn(phase="sasl", mechanisms=("PLAIN",))
+    exp = expect(conn, SASLFrame(spec.SaslInit(mechanism=Symbol("PLAIN"))).encode())
+    assert exp.may_wait and exp.verifier.accepts(obs())
