@@ -487,8 +487,10 @@ def _open(w: _Walk, channel: int, perf: Any, payload: bool) -> _Decision | None:
         what = f"{perf.NAME} on channel {channel}" if not isinstance(perf, spec.Open) else \
             "an open with a payload" if payload else f"an open on channel {channel}"
         return w.unspecified(f"{what} where open was due")
-    w.phase, w.opened_by_stimulus = "open", True
     ours = int(perf.value_of("max-frame-size"))
+    if ours < MIN_MAX_FRAME_SIZE:  # "Both peers MUST accept frames of up to 512": ours is not a valid open
+        return w.unspecified(f"an open with max-frame-size {ours}, below {MIN_MAX_FRAME_SIZE}")
+    w.phase, w.opened_by_stimulus = "open", True
     w.peer_limit = max(MIN_MAX_FRAME_SIZE, ours)
     w.awaits.append(("open", 0))
     return None

@@ -233,3 +233,9 @@ def test_sasl_init_without_initial_response_may_be_waited_on() -> None:
     conn = Conn(phase="sasl", mechanisms=("PLAIN",))
     exp = expect(conn, SASLFrame(spec.SaslInit(mechanism=Symbol("PLAIN"))).encode())
     assert exp.may_wait and exp.verifier.accepts(obs())
+
+
+def test_open_with_max_frame_size_below_512_is_an_open_question() -> None:
+    """Found in triage: max-frame-size 0 was judged as a valid open; no peer may offer less than 512."""
+    exp = expect(Conn(phase="header"), AMQPFrame(0, spec.Open(container_id="c", max_frame_size=0)).encode())
+    assert not exp.strict and exp.may_wait
