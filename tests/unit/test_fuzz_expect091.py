@@ -424,3 +424,24 @@ def test_other_methods_out_of_order_before_open_still_need_silence() -> None:
     assert exp.strict and "amqp091:2.2.4/1" in exp.clauses
     assert verdict(exp, close(540)) == "wrong-code"
     assert verdict(exp, silent()) is None
+
+
+def test_probe_on_a_channel_the_stimulus_closed_may_go_unanswered() -> None:
+    """regression (RabbitMQ finding 01c2dc1d23b24c64, reported as a hang): the stimulus is
+    channel.close on channel 1, so the basic.qos probe behind it lands on a closing channel.
+    RabbitMQ answers close-ok and discards the qos; no text names another reaction to a method
+    on a closed channel, so its silence is no hang."""
+    data = bytes.fromhex("0100010000000b0014002800000000000000ce") + probes_open()
+    exp = expect(OPEN, data)
+    assert not exp.strict and exp.may_wait
+    discarded = Observation(received=[MethodFrame(1, spec.ChannelCloseOk()), MethodFrame(2, spec.ChannelOpenOk())],
+                            elapsed=2.0)
+    assert verdict(exp, discarded) is None
+    assert verdict(exp, close(504)) is None
+
+
+def test_method_on_a_channel_never_opened_still_needs_a_reaction() -> None:
+    """Not the closing case: a method on a channel nobody opened gets no pass for silence."""
+    exp = expect(OPEN, MethodFrame(5, spec.BasicQos(0, 0, False)).encode() + probes_open())
+    assert verdict(exp, nothing()) == "hang"
+    assert verdict(exp, close(504)) is None
