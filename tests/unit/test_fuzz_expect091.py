@@ -445,3 +445,22 @@ def test_method_on_a_channel_never_opened_still_needs_a_reaction() -> None:
     exp = expect(OPEN, MethodFrame(5, spec.BasicQos(0, 0, False)).encode() + probes_open())
     assert verdict(exp, nothing()) == "hang"
     assert verdict(exp, close(504)) is None
+
+
+def test_deep_tables_from_the_broker_are_not_its_fault() -> None:
+    """regression (RabbitMQ finding be2ca4142b4188ed): a basic.return echoing our 65-deep headers
+    table was reported as undecodable broker output. 0-9-1 sets no nesting limit (4.2.5.5): only
+    our decoder's bound refuses it. An undefined property-flag bit, which no receiver can decode,
+    stays the broker's (finding 96035de39be3ece8)."""
+    from amqpspec.fuzz import strategies091 as S
+    from amqpspec.wire.amqp091.frames import decode_frame
+    from amqpspec.wire.amqp091.table import MAX_DEPTH
+
+    exp = expect(OPEN, enc(publish(), HeaderFrame(1, 60, 0, spec.BasicProperties())) + probes_open())
+    deep = b"\x00\x3c\x00\x00" + bytes(8) + b"\x20\x00" + S.nested_bytes(MAX_DEPTH + 1)
+    undefined = b"\x00\x3c\x00\x00" + bytes(8) + b"\x00\x02"
+    for payload, problem in ((deep, False), (undefined, True)):
+        echoed = decode_frame(2, 1, payload)
+        assert "MalformedFrame" in type(echoed).__name__
+        obs = probes_answered(echoed)
+        assert (verdict(exp, obs) == "decode-error-by-broker") is problem
