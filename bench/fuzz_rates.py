@@ -119,7 +119,7 @@ def bare_channel_error(target: Target, seconds: float) -> float:
 
 # ---------------------------------------------------------------------------- amqpspec campaigns
 
-def campaign_rate(url: str, target_name: str, jobs: int, seconds: float) -> tuple[float, str]:
+def campaign_rate(url: str, target_name: str, jobs: int, seconds: float, slots: int | None = None) -> tuple[float, str]:
     """Executions/s of a whole campaign (all oracles and the control pair on), and a note."""
     from amqpspec.runner import probe_broker
 
@@ -130,6 +130,8 @@ def campaign_rate(url: str, target_name: str, jobs: int, seconds: float) -> tupl
     with tempfile.TemporaryDirectory(prefix="amqpspec-bench-findings-") as findings:
         cfg = Config(url=url, protocol="0-9-1", targets=[target_name], broker=broker, seed=1, jobs=jobs,
                      duration=seconds, shrink_time=5.0)
+        if slots is not None:
+            cfg.slots = slots
         t0 = time.monotonic()
         stats = Campaign(cfg, findings).run()
         elapsed = time.monotonic() - t0
@@ -214,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("url", nargs="?", default=DEFAULT_URL)
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each measurement (default 20)")
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--slots", type=int, nargs="+", default=[0],
+                    help="examples in flight per worker (0: the campaign's default; 1: one after another)")
     ap.add_argument("--skip-boofuzz", action="store_true")
     args = ap.parse_args(argv)
     target = Target.parse(args.url)
@@ -227,16 +231,20 @@ def main(argv: list[str] | None = None) -> int:
 
     row("bare handshake+close loop", lambda: bare_handshake(target, args.seconds))
     row("bare channel-error loop", lambda: bare_channel_error(target, args.seconds))
+    from amqpspec.fuzz.campaign import SLOTS
+
     for name in ("protocol-header", "channel-error"):
         for jobs in args.jobs:
-            row(f"amqpspec {name} jobs {jobs}", lambda n=name, j=jobs: campaign_rate(args.url, n, j, args.seconds), jobs)
+            for slots in [k or SLOTS for k in args.slots]:
+                row(f"amqpspec {name} jobs {jobs} slots {slots}",
+                    lambda n=name, j=jobs, k=slots: campaign_rate(args.url, n, j, args.seconds, k), jobs)
     if not args.skip_boofuzz:
         row("boofuzz channel-error template", lambda: boofuzz_rate(target, args.seconds))
     boo = next((r[1] for r in rows if r[0].startswith("boofuzz")), 0.0)
-    print(f"\n{'what':<34} {'exec/s':>9} {'per job':>9} {'x boofuzz':>10}  note")
+    print(f"\n{'what':<44} {'exec/s':>9} {'per job':>9} {'x boofuzz':>10}  note")
     for name, rate, jobs, note in rows:
         ratio = f"{rate / boo:.1f}x" if boo and name.startswith("amqpspec") else ""
-        print(f"{name:<34} {rate:>9.1f} {rate / jobs:>9.1f} {ratio:>10}  {note}")
+        print(f"{name:<44} {rate:>9.1f} {rate / jobs:>9.1f} {ratio:>10}  {note}")
     return 0
 
 

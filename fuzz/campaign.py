@@ -19,6 +19,7 @@ workers wait.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import deque
 import multiprocessing
@@ -49,6 +50,7 @@ MEMORY_EVERY_S = 0.25       # broker memory read at most this often
 EVENTS_EVERY_S = 0.2        # execution counts sent to the campaign at most this often
 CONFIRM_MAX_S = 60.0        # after a crash: time spent finding which recent example caused it
 SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker is checked
+SLOTS = 64                  # examples in flight per worker (each slot: its own thread, connections, names)
 
 
 class _Stop(BaseException):
@@ -91,6 +93,7 @@ class Config:
     batch: int = BATCH
     started: float = field(default_factory=time.time)
     seeds: tuple[str, ...] = ()            # --seeds paths (the ``seeded`` target)
+    slots: int = SLOTS                     # examples in flight per worker (1: one after another)
 
     def target(self) -> Target:
         return Target.parse(self.url, cafile=self.cafile, insecure=self.insecure)
@@ -125,6 +128,12 @@ def split(total: int, parts: int) -> list[int]:
     """``total`` spread over ``parts`` as evenly as possible, the first ones taking the rest."""
     base, extra = divmod(total, parts)
     return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def slot_owner(worker: int, jobs: int, slot: int) -> int:
+    """The number slot ``slot`` of worker ``worker`` puts in its entity names (``Env.worker``):
+    slot 0 keeps the worker's own, and no two slots of any workers of the campaign share one."""
+    return worker + jobs * slot
 
 
 def plan(cfg: Config, worker: int) -> list[tuple[str, int | None]]:
@@ -169,12 +178,20 @@ class Worker:
         self.internal_errors: dict[str, int] = {}
         self.connections = Connections()
         # examples since the last good fresh-connection probe: the candidates when one fails
-        self.suspects: deque[Example] = deque(maxlen=4 * BATCH)
+        self.suspects: deque[tuple[int, Example]] = deque(maxlen=4 * BATCH)   # (judged as number, example)
+        self.judged = 0                       # examples judged so far (numbers the suspects)
+        self.probes = _ProbeGate(self)
         self.next_probe = 0.0
         self.next_memory = 0.0
         self.next_flush = 0.0
         self.counts: dict[tuple[str, bool], list[int]] = {}
         self.reuse_only: dict[str, int] = {}
+        # examples run in several slots at once; judging them (counts, suspects, probes, memory,
+        # findings) is one at a time under this lock, so every oracle sees them in some order
+        self.lock = threading.RLock()
+        self.slots: _Slots | None = None
+        self.inflight: dict[int, Stimulus] = {}   # slot -> stimulus running there (crash candidates)
+        self.slot_strategies: dict[tuple[str, int], Any] = {}
 
     # -- helpers -------------------------------------------------------------------------
     def emit(self, *event: Any) -> None:
@@ -228,6 +245,8 @@ class Worker:
         except _Stop:
             pass
         finally:
+            if self.slots is not None:
+                self.slots.close()
             self.flush()
             self.connections.close()
             for sid, (sig, verdict, ex) in list(self.pending.items()):
@@ -257,16 +276,18 @@ class Worker:
     def count(self, name: str, shrinking: bool, reached: bool) -> None:
         """Counts an execution; the campaign hears of them in bunches (an event per example
         costs the campaign process more than a local broker's answer)."""
-        c = self.counts.setdefault((name, shrinking), [0, 0])
-        c[0 if reached else 1] += 1
-        if time.monotonic() >= self.next_flush:
-            self.flush()
+        with self.lock:
+            c = self.counts.setdefault((name, shrinking), [0, 0])
+            c[0 if reached else 1] += 1
+            if time.monotonic() >= self.next_flush:
+                self.flush()
 
     def flush(self) -> None:
-        self.next_flush = time.monotonic() + EVENTS_EVERY_S
-        for (name, shrinking), (reached, failed) in self.counts.items():
-            self.emit("execs", self.index, name, shrinking, reached, failed)
-        self.counts.clear()
+        with self.lock:
+            self.next_flush = time.monotonic() + EVENTS_EVERY_S
+            for (name, shrinking), (reached, failed) in self.counts.items():
+                self.emit("execs", self.index, name, shrinking, reached, failed)
+            self.counts.clear()
 
     def probe(self) -> str:
         """A fresh, well-behaved client's liveness probe; empty when the broker serves it."""
@@ -278,33 +299,77 @@ class Worker:
     def batch(self, ft: FuzzTarget, strategy: Any, seed: int, n: int, slice_s: float | None = None) -> int:
         """Up to ``n`` examples drawn from ``strategy`` (seeded by ``seed``), each new signature
         shrunk as it is met; ends with a fresh-connection liveness probe. Returns how many
-        examples were generated."""
+        examples were generated.
+
+        With ``slots`` > 1 the examples run several at a time, so that one the broker may leave
+        unanswered (watched until its window ends) does not hold up the others. Slot ``s`` draws
+        from its own strategy, built for names of its own (two examples in flight never meet on
+        a queue or exchange name, as examples on fresh connections one after another would not),
+        seeded from ``seed`` and ``s``. Each example is judged exactly as when run alone; a new
+        signature stops the drawing, the examples in flight are judged, then each new one is
+        shrunk (on fresh connections, one step at a time)."""
         if not draw.available():
             return self.batch_given(ft, strategy, seed, n, slice_s)
-        drawer = draw.Drawer(strategy, seed)
+        k = max(1, min(self.cfg.slots, n))
+        if k > 1 and self.slots is None:
+            self.slots = _Slots(self, self.cfg.slots)
+        strategies = [strategy] + [self._slot_strategy(ft, s) for s in range(1, k)]
+        drawers = [draw.Drawer(strategies[s], seed if s == 0 else derive_seed(seed, "slot", s)) for s in range(k)]
         until = None if slice_s is None else time.monotonic() + slice_s
-        generated = 0
+        generated = dispatched = 0
+        free = list(range(k - 1, -1, -1))
+        busy: dict[int, tuple[bytes]] = {}
+        found: list[tuple[int, bytes, tuple[Signature, Verdict, Example]]] = []
+        stop: BaseException | None = None
         try:
-            while generated < n:
-                if self.time_up():
-                    raise _Stop()
-                if until is not None and time.monotonic() > until:
+            while True:
+                drawing = stop is None and not found and dispatched < n \
+                    and (until is None or time.monotonic() <= until)
+                if drawing and self.time_up():
+                    stop, drawing = _Stop(), False
+                if drawing and free:
+                    s = free.pop()
+                    try:
+                        stimulus, choices = drawers[s].draw()
+                    except Exception:  # noqa: BLE001 - our defect: end the batch, never a finding
+                        stop = _Internal(traceback.format_exc(limit=6).strip().splitlines()[-1])
+                        free.append(s)
+                        continue
+                    dispatched += 1
+                    if k == 1:  # one slot: in this thread, as before
+                        result = self._attempt(ft, stimulus)
+                        free.append(s)
+                    else:
+                        busy[s] = (choices,)
+                        self.slots.submit(s, ft, stimulus)  # type: ignore[union-attr]
+                        continue
+                elif busy:
+                    s, result = self.slots.result()  # type: ignore[union-attr]
+                    choices = busy.pop(s)[0]
+                    free.append(s)
+                elif found and stop is None:
+                    for s, choices, outcome in found:  # in the order met; one may have become known meanwhile
+                        if outcome[0].id in self.known:
+                            self.emit("hit", outcome[0].id)
+                        else:
+                            self.shrink(ft, strategies[s], seed, choices, outcome)
+                    found.clear()
+                    continue
+                else:
                     break
-                try:
-                    stimulus, choices = drawer.draw()
-                    outcome = self._run(ft, stimulus, shrinking=False)
-                except (_Stop, _Found):
-                    raise
-                except Exception:  # noqa: BLE001 - our defect: end the batch, never a finding
-                    raise _Internal(traceback.format_exc(limit=6).strip().splitlines()[-1]) from None
+                kind, value = result
+                if kind == "error":
+                    stop = stop or value
+                    continue
                 generated += 1
-                if outcome is None:
+                if value is None:
                     continue
-                sig = outcome[0]
-                if sig.id in self.known:
-                    self.emit("hit", sig.id)
+                if value[0].id in self.known:
+                    self.emit("hit", value[0].id)
                     continue
-                self.shrink(ft, strategy, seed, choices, outcome)
+                found.append((s, choices, value))
+            if stop is not None:
+                raise stop
         except _Internal as exc:
             self.internal_errors[ft.name] = self.internal_errors.get(ft.name, 0) + 1
             self.emit("note", f"fuzzer defect in target {ft.name} (not a finding): {exc}")
@@ -314,6 +379,29 @@ class Worker:
             self._probe_after(ft)
         return generated
 
+    def _slot_strategy(self, ft: FuzzTarget, slot: int) -> Any:
+        """Slot ``slot``'s strategy: names of its own (slot 0's are the worker's; ``jobs`` apart,
+        so no other worker's slot has them either)."""
+        key = (ft.name, slot)
+        if key not in self.slot_strategies:
+            self.slot_strategies[key] = ft.strategy(
+                dataclasses.replace(self.env, worker=slot_owner(self.index, self.cfg.jobs, slot)))
+        return self.slot_strategies[key]
+
+    def _attempt(self, ft: FuzzTarget, stimulus: Stimulus, slot: int = 0) -> tuple[str, Any]:
+        """("ok", outcome) or ("error", the exception that ends the batch)."""
+        with self.lock:
+            self.inflight[slot] = stimulus
+        try:
+            return "ok", self._run(ft, stimulus, shrinking=False, slot=slot)
+        except (_Stop, _Found) as exc:
+            return "error", exc
+        except Exception:  # noqa: BLE001 - our defect: end the batch, never a finding
+            return "error", _Internal(traceback.format_exc(limit=6).strip().splitlines()[-1])
+        finally:
+            with self.lock:
+                self.inflight.pop(slot, None)
+
     def _probe_after(self, ft: FuzzTarget) -> None:
         """The batch's closing liveness probe (the examples since the last probe are the suspects)."""
         epoch = self.shared.epoch.value
@@ -321,7 +409,7 @@ class Worker:
         if not problem:
             self.suspects.clear()
             return
-        blamed = self.broker_down(ft, self.suspects[-1], problem, epoch, confirm=True)
+        blamed = self.broker_down(ft, self.suspects[-1][1], problem, epoch, confirm=True)
         if blamed is not None:
             self.report(*self._liveness(ft, blamed, problem))
 
@@ -438,54 +526,94 @@ class Worker:
         finally:
             POOL.reset(token)
 
-    def _run(self, ft: FuzzTarget, stimulus: Stimulus, *, shrinking: bool) -> tuple[Signature, Verdict, Example] | None:
+    def _run(self, ft: FuzzTarget, stimulus: Stimulus, *, shrinking: bool,
+             slot: int = 0) -> tuple[Signature, Verdict, Example] | None:
         """Runs and judges one example. Every example meets the same oracles: its own reaction
         (classify), and liveness of a fresh well-behaved client -- probed at once after an
         example whose reaction did not show the broker alive, one with a new signature, every
         shrinking step, and otherwise at least every LIVENESS_EVERY_S and after every batch, the
-        examples in between being the suspects when a probe fails -- and memory. A violation
-        seen on a reused connection counts only as the same example shows it on a fresh one."""
-        self.wait_broker()
-        epoch = self.shared.epoch.value
-        try:
-            ex = self._fresh(ft, stimulus) if shrinking else ft.run(self.env, stimulus)
-        except SetupFailed as exc:
-            self.setup_failures += 1
-            self.count(ft.name, shrinking, False)
-            if self.setup_failures >= SETUP_FAILURES_MAX:
-                self.setup_failures = 0
-                problem = self.probe()
-                if problem:
-                    self.broker_down(None, None, problem, epoch, confirm=False)
-                else:
-                    self.emit("note", f"target {ft.name}: its start state could not be reached: {exc}")
-            return None
+        examples in between (and those still in flight in other slots) being the suspects when a
+        probe fails -- and memory. A violation seen on a reused connection counts only as the
+        same example shows it on a fresh one. The example runs unlocked (other slots' examples
+        run meanwhile); it is judged under the worker's lock. An example during which the broker
+        was restarted is run again: its reaction says nothing about the example."""
+        while True:
+            self.wait_broker()
+            epoch = self.shared.epoch.value
+            try:
+                ex = self._fresh(ft, stimulus) if shrinking else ft.run(self.env, stimulus)
+            except SetupFailed as exc:
+                with self.lock:
+                    if self.shared.epoch.value != epoch:
+                        continue
+                    self._setup_failed(ft, shrinking, exc, epoch)
+                    return None
+            reused_sig: Signature | None = None
+            if not ex.verdict.ok and getattr(ex.observation, "reused", False):
+                reused_sig = self._signature(ft, ex)
+                try:
+                    ex = self._fresh(ft, stimulus)
+                except SetupFailed:
+                    with self.lock:
+                        if self.shared.epoch.value != epoch:
+                            continue
+                        self.setup_failures = 0
+                        self.count(ft.name, shrinking, True)
+                        return None
+            with self.lock:
+                if self.shared.epoch.value != epoch:
+                    continue
+                seq, due = self._admit(ft, ex, shrinking, reused_sig)
+            # the probe runs outside the lock: one probe begun after several examples were
+            # admitted speaks for all of them (slots waiting for a probe share the next one)
+            problem, covers = self.probes.covering(seq) if due else ("", 0)
+            with self.lock:
+                return self._judge(ft, ex, shrinking, epoch, slot, due, problem, covers)
+
+    def _setup_failed(self, ft: FuzzTarget, shrinking: bool, exc: SetupFailed, epoch: int) -> None:
+        self.setup_failures += 1
+        self.count(ft.name, shrinking, False)
+        if self.setup_failures >= SETUP_FAILURES_MAX:
+            self.setup_failures = 0
+            problem = self.probe()
+            if problem:
+                self.broker_down(None, None, problem, epoch, confirm=False)
+            else:
+                self.emit("note", f"target {ft.name}: its start state could not be reached: {exc}")
+
+    def _admit(self, ft: FuzzTarget, ex: Example, shrinking: bool, reused_sig: Signature | None) -> tuple[int, bool]:
+        """Counts an example that ran and makes it a suspect (under the worker's lock); returns
+        its number and whether a liveness probe is due for it."""
         self.setup_failures = 0
         self.count(ft.name, shrinking, True)
-        if not ex.verdict.ok and getattr(ex.observation, "reused", False):
-            seen = self._signature(ft, ex)
-            try:
-                ex = self._fresh(ft, stimulus)
-            except SetupFailed:
-                return None
-            if self._signature(ft, ex) != seen:
-                self._reuse_only(ft, seen)
+        if reused_sig is not None and self._signature(ft, ex) != reused_sig:
+            self._reuse_only(ft, reused_sig)
         self.cleanup.extend(ex.cleanup)
         if len(self.cleanup) > 200:
             self.clean()
-        verdict = ex.verdict
-        self.suspects.append(ex)
-        now = time.monotonic()
-        due = shrinking or now >= self.next_probe or not _alive_shown(ex.observation) \
-            or (not verdict.ok and self._signature(ft, ex).id not in self.known)
-        problem = self.probe() if due else ""
+        self.judged += 1
+        self.suspects.append((self.judged, ex))
+        due = shrinking or time.monotonic() >= self.next_probe or not _alive_shown(ex.observation) \
+            or (not ex.verdict.ok and self._signature(ft, ex).id not in self.known)
+        if due:  # the next probe is this one: no other slot starts a timed one meanwhile
+            self.next_probe = time.monotonic() + LIVENESS_EVERY_S
+        return self.judged, due
+
+    def _judge(self, ft: FuzzTarget, ex: Example, shrinking: bool, epoch: int, slot: int, due: bool,
+               problem: str, covers: int) -> tuple[Signature, Verdict, Example] | None:
+        """The liveness, memory and reaction oracles' verdict over an admitted example, given the
+        probe that covered it (examples numbered up to ``covers`` were admitted before it began)."""
         if problem:
-            blamed = self.broker_down(ft, ex, problem, epoch, confirm=not shrinking)
+            if self.shared.dead.is_set() or self.shared.epoch.value != epoch:
+                return None  # another slot took the same failed probe (and blamed or restarted)
+            blamed = self.broker_down(ft, ex, problem, epoch, confirm=not shrinking, slot=slot)
             if blamed is None:
                 return None
             return self._liveness(ft, blamed, problem)
         if due:
-            self.suspects.clear()
+            while self.suspects and self.suspects[0][0] <= covers:
+                self.suspects.popleft()
+        now = time.monotonic()
         if now >= self.next_memory:
             self.next_memory = now + MEMORY_EVERY_S
             grown = self.memory.check()
@@ -493,9 +621,9 @@ class Worker:
                 ex.transcript.event(grown)
                 memory = Verdict("memory", None, None, (), grown)
                 self.report(Signature(self.cfg.protocol, ft.name, "memory", None, None, ex.state), memory, ex)
-        if verdict.ok:
+        if ex.verdict.ok:
             return None
-        return self._signature(ft, ex), verdict, ex
+        return self._signature(ft, ex), ex.verdict, ex
 
     def _signature(self, ft: FuzzTarget, ex: Example) -> Signature:
         v = ex.verdict
@@ -517,13 +645,16 @@ class Worker:
                               "example ran again on a fresh one (not recorded; only fresh-connection results count)")
 
     def broker_down(self, ft: FuzzTarget | None, ex: Example | None, problem: str, epoch: int, *,
-                    confirm: bool) -> Example | None:
+                    confirm: bool, slot: int | None = None) -> Example | None:
         """The broker stopped serving. Returns the example to blame, or None: it must have run
         after the last restart, and (unless ``confirm`` is off) kill the broker again when
-        replayed alone -- the suspects since the last good probe are replayed newest first.
-        Restarts the broker when a command is given."""
-        suspects = [e for e in reversed(self.suspects) if e is not ex]
-        candidates = ([ex] if ex is not None else []) + suspects
+        replayed alone -- the suspects since the last good probe are replayed newest first, then
+        the examples still in flight in other slots (their replay, which shows the crash, is
+        blamed). Restarts the broker when a command is given."""
+        suspects: list[Example | Stimulus] = [e for _, e in reversed(self.suspects) if e is not ex]
+        judged = {id(e.stimulus) for e in suspects if isinstance(e, Example)} | ({id(ex.stimulus)} if ex else set())
+        suspects += [st for s, st in sorted(self.inflight.items()) if s != slot and id(st) not in judged]
+        candidates: list[Example | Stimulus] = ([ex] if ex is not None else []) + suspects
         self.suspects.clear()
         with self.shared.restart_lock:
             if self.shared.epoch.value != epoch:
@@ -548,13 +679,18 @@ class Worker:
                 for cand in candidates:
                     if time.monotonic() > give_up:
                         break
+                    replay: Example | None = None
                     try:
-                        self._fresh(ft, cand.stimulus)
+                        replay = self._fresh(ft, cand if isinstance(cand, Stimulus) else cand.stimulus)
                     except SetupFailed:
                         pass
                     if liveness_problem(self.target, self.cfg.protocol):
                         self.emit("note", self._restart())
-                        return cand
+                        if isinstance(cand, Example):
+                            return cand
+                        if replay is not None:
+                            return replay
+                        continue  # its replay never reached the start state: no evidence to show
                 self.emit("note", f"target {ft.name}: the broker stopped serving once, but not when the "
                                   f"{len(candidates)} example(s) since the last good probe were replayed alone "
                                   "(not recorded)")
@@ -582,6 +718,86 @@ class Worker:
         record["transcript"].append({"t": last_t, "dir": "event", "conn": 0, "hex": "",
                                      "summary": f"verdict: {verdict.violation}: {verdict.reason}"[:2000]})
         self.emit("finding", record)
+
+
+class _ProbeGate:
+    """Fresh-connection liveness probes shared among a worker's slots. A slot whose example was
+    admitted as number ``n`` needs a probe begun after that; one running that began later serves
+    it, as does one that finished; otherwise it starts the next (one probe at a time)."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.cond = threading.Condition()
+        self.running: int | None = None     # admitted-count when the running probe began
+        self.done = -1                      # the same for the last finished probe
+        self.result = ""
+
+    def covering(self, seq: int) -> tuple[str, int]:
+        """(problem or '', the admitted-count the probe began at) of a probe begun after ``seq``."""
+        with self.cond:
+            while True:
+                if self.done >= seq:
+                    return self.result, self.done
+                if self.running is None:
+                    with self.worker.lock:
+                        start = self.worker.judged
+                    self.running = start
+                    break
+                self.cond.wait()
+        problem = ""
+        try:
+            problem = self.worker.probe()
+        finally:
+            with self.cond:
+                self.running = None
+                self.done, self.result = start, problem
+                self.cond.notify_all()
+        return problem, start
+
+
+class _Slots:
+    """A worker's example slots: a thread each, with its own idle connections (``POOL``), taking
+    one example at a time; results come back on one queue. The threads wait on sockets most of
+    the time, so several of them overlap the broker's latency and the windows of examples the
+    broker may leave unanswered."""
+
+    def __init__(self, worker: Worker, k: int) -> None:
+        self.worker = worker
+        self.pools = [Connections() for _ in range(k)]
+        self.inboxes: list[queue_mod.SimpleQueue[Any]] = [queue_mod.SimpleQueue() for _ in range(k)]
+        self.results: queue_mod.SimpleQueue[tuple[int, tuple[str, Any]]] = queue_mod.SimpleQueue()
+        self.threads = [threading.Thread(target=self._loop, args=(i,), daemon=True,
+                                         name=f"fuzz-worker-{worker.index}-slot-{i}") for i in range(k)]
+        for t in self.threads:
+            t.start()
+
+    def submit(self, slot: int, ft: FuzzTarget, stimulus: Stimulus) -> None:
+        self.inboxes[slot].put((ft, stimulus))
+
+    def result(self) -> tuple[int, tuple[str, Any]]:
+        return self.results.get()
+
+    def _loop(self, slot: int) -> None:
+        POOL.set(self.pools[slot])  # this thread's context only: the slot's connections
+        while True:
+            job = self.inboxes[slot].get()
+            if job is None:  # each slot closes its own idle connections: politely, all at once
+                self.pools[slot].close()
+                return
+            ft, stimulus = job
+            try:
+                result = self.worker._attempt(ft, stimulus, slot)
+            except BaseException as exc:  # noqa: BLE001 - never lose a slot silently: the batch ends
+                result = ("error", _Internal(f"slot {slot}: {type(exc).__name__}: {exc}"))
+            self.results.put((slot, result))
+
+    def close(self) -> None:
+        """Ends the threads (no example is in flight between batches), which close their connections."""
+        for box in self.inboxes:
+            box.put(None)
+        until = time.monotonic() + 10.0
+        for t in self.threads:
+            t.join(timeout=max(0.0, until - time.monotonic()))
 
 
 def _alive_shown(obs: Any) -> bool:
@@ -773,5 +989,5 @@ def resolve_targets(protocol: str, names: tuple[str, ...] | list[str], env: Env 
     return [t.name for t in chosen]
 
 
-__all__ = ["Config", "Campaign", "Stats", "Worker", "Shared", "plan", "split", "derive_seed", "resolve_targets",
+__all__ = ["Config", "Campaign", "Stats", "Worker", "Shared", "plan", "split", "derive_seed", "resolve_targets", "slot_owner",
            "now_iso"]

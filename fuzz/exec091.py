@@ -169,7 +169,8 @@ def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Frame] 
     parts = []
     for item in stimulus.items:
         data_rec = _encode(item, peer.dialect)
-        data = _encode(resolve(item, real), peer.dialect)
+        real_item = resolve(item, real)
+        data = data_rec if real_item is item else _encode(real_item, peer.dialect)  # encoded once unless redacted
         parts.append((data, describe_item("0-9-1", item), data_rec, data != data_rec))
     for f in after:
         data = f.encode(peer.dialect)
@@ -244,13 +245,14 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, dialec
         unfinished = not (len(octets) >= 8 if conn.phase == "fresh" else expect091.whole_frames(octets))
         if unfinished:  # probes would only be read as the rest of that frame
             after, probe_awaits = [], ()
-        exp = expect091.expect(conn, octets + b"".join(f.encode(dialect) for f in after))
+        after_octets = b"".join(f.encode(dialect) for f in after)
+        exp = expect091.expect(conn, octets + after_octets)
         send(peer, stimulus, credentials(target), after)
         # a broker waiting for the rest of a frame is allowed to: no need to wait the window out
         obs = watch(peer, exp, probe_awaits, min(window, PENDING_WINDOW) if unfinished and exp.may_wait else window)
         obs.reused = held is not None  # type: ignore[attr-defined]
         if pool is not None and not unfinished and uses + 1 < MAX_REUSE:
-            kept = reset(peer, start, octets + b"".join(f.encode(dialect) for f in after), obs, dialect, window)
+            kept = reset(peer, start, octets + after_octets, obs, dialect, window)
             if kept:
                 pool.give(start, peer, conn, uses + 1)
         return Run(exp, obs, transcript, conn, octets)

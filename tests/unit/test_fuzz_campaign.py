@@ -132,3 +132,75 @@ def test_direct_draws_are_seeded_and_shrinkable():
         test()
     assert seen[0] == value  # the recorded example is replayed first
     assert min((len(x), x) for x in seen if sum(x) > 1500)[0] <= len(value)
+
+
+def test_slot_owners_are_distinct_across_workers_and_slots():
+    from amqpspec.fuzz.campaign import slot_owner
+
+    for jobs in (1, 2, 3):
+        owners = [slot_owner(w, jobs, s) for w in range(jobs) for s in range(64)]
+        assert len(set(owners)) == len(owners)
+        assert [slot_owner(w, jobs, 0) for w in range(jobs)] == list(range(jobs))  # slot 0: the worker's names
+
+
+class _FakeWorker:
+    """Only what the probe gate uses: the lock, the admitted count, a probe (no broker: the gate's
+    bookkeeping is under test, not a broker's behaviour)."""
+
+    def __init__(self, results):
+        import threading
+
+        self.lock = threading.RLock()
+        self.judged = 0
+        self.results = list(results)
+        self.calls = []
+
+    def probe(self):
+        import time
+
+        self.calls.append(self.judged)
+        time.sleep(0.05)
+        return self.results.pop(0) if self.results else ""
+
+
+def test_probe_gate_gives_each_example_a_probe_begun_after_it_and_shares_them():
+    import threading
+
+    from amqpspec.fuzz.campaign import _ProbeGate
+
+    w = _FakeWorker([])
+    gate = _ProbeGate(w)
+    got = {}
+
+    def slot(seq):
+        got[seq] = gate.covering(seq)
+
+    threads = []
+    for seq in range(1, 9):  # examples admitted while probes run
+        with w.lock:
+            w.judged = seq
+        t = threading.Thread(target=slot, args=(seq,))
+        t.start()
+        threads.append(t)
+        if seq % 3 == 0:
+            import time
+            time.sleep(0.02)
+    for t in threads:
+        t.join(5)
+    assert sorted(got) == list(range(1, 9))
+    for seq, (problem, began) in got.items():
+        assert problem == "" and began >= seq  # never a probe that began before the example was admitted
+    assert len(w.calls) < 8  # waiting slots share probes
+
+
+def test_probe_gate_reports_a_failed_probe_to_every_example_it_covers():
+    from amqpspec.fuzz.campaign import _ProbeGate
+
+    w = _FakeWorker(["connection refused"])
+    w.judged = 3
+    gate = _ProbeGate(w)
+    assert gate.covering(3) == ("connection refused", 3)
+    assert gate.covering(2) == ("connection refused", 3)  # admitted before that probe began
+    w.judged = 4
+    assert gate.covering(4) == ("", 4)  # a later example needs (and gets) a new probe
+    assert len(w.calls) == 2
