@@ -313,11 +313,17 @@ class Worker:
         k = max(1, min(self.cfg.slots, n))
         if k > 1 and self.slots is None:
             self.slots = _Slots(self, self.cfg.slots)
-        strategies = [strategy] + [self._slot_strategy(ft, s) for s in range(1, k)]
-        drawers = [draw.Drawer(strategies[s], seed if s == 0 else derive_seed(seed, "slot", s)) for s in range(k)]
+        # a slot's own strategy costs up to some 0.2 s to build and warm up (the codec-derived
+        # targets): slots are added while all the others are busy and no result waits, so a
+        # target whose examples come back quickly never pays for slots it cannot use
+        strategies = [strategy]
+        while len(strategies) < k and (ft.name, len(strategies)) in self.slot_strategies:
+            strategies.append(self.slot_strategies[(ft.name, len(strategies))])
+        drawers = [draw.Drawer(strategies[s], seed if s == 0 else derive_seed(seed, "slot", s))
+                   for s in range(len(strategies))]
         until = None if slice_s is None else time.monotonic() + slice_s
         generated = dispatched = 0
-        free = list(range(k - 1, -1, -1))
+        free = list(range(len(strategies) - 1, -1, -1))
         busy: dict[int, tuple[bytes]] = {}
         found: list[tuple[int, bytes, tuple[Signature, Verdict, Example]]] = []
         stop: BaseException | None = None
@@ -343,6 +349,12 @@ class Worker:
                         busy[s] = (choices,)
                         self.slots.submit(s, ft, stimulus)  # type: ignore[union-attr]
                         continue
+                elif drawing and len(strategies) < k and self.slots.idle():  # type: ignore[union-attr]
+                    s = len(strategies)
+                    strategies.append(self._slot_strategy(ft, s))
+                    drawers.append(draw.Drawer(strategies[s], derive_seed(seed, "slot", s)))
+                    free.append(s)
+                    continue
                 elif busy:
                     s, result = self.slots.result()  # type: ignore[union-attr]
                     choices = busy.pop(s)[0]
@@ -776,6 +788,10 @@ class _Slots:
 
     def result(self) -> tuple[int, tuple[str, Any]]:
         return self.results.get()
+
+    def idle(self) -> bool:
+        """No result waiting (the worker has nothing better to do than add a slot)."""
+        return self.results.empty()
 
     def _loop(self, slot: int) -> None:
         POOL.set(self.pools[slot])  # this thread's context only: the slot's connections
