@@ -94,6 +94,12 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
     from amqpspec.runner import detect_protocol, probe_broker
     from amqpspec.target import Target
 
+    # text from the broker (reply-texts, property values) reaches notes and summaries decoded with
+    # surrogateescape: printing it must not crash a campaign ("surrogates not allowed")
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
     from .campaign import Campaign, Config, resolve_targets
     from .display import Progress
     from .targets import Env
