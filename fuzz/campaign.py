@@ -192,6 +192,7 @@ class Worker:
         self.slots: _Slots | None = None
         self.inflight: dict[int, Stimulus] = {}   # slot -> stimulus running there (crash candidates)
         self.slot_strategies: dict[tuple[str, int], Any] = {}
+        self.slot_cost: dict[str, float] = {}     # target -> seconds the last slot strategy took (cheap: no waiting)
 
     # -- helpers -------------------------------------------------------------------------
     def emit(self, *event: Any) -> None:
@@ -349,10 +350,15 @@ class Worker:
                         busy[s] = (choices,)
                         self.slots.submit(s, ft, stimulus)  # type: ignore[union-attr]
                         continue
-                elif drawing and len(strategies) < k and self.slots.idle():  # type: ignore[union-attr]
+                elif drawing and len(strategies) < k \
+                        and (self.slots.idle() or self.slot_cost.get(ft.name, 1.0) < 0.005):  # type: ignore[union-attr]
                     s = len(strategies)
+                    began = time.monotonic()
                     strategies.append(self._slot_strategy(ft, s))
                     drawers.append(draw.Drawer(strategies[s], derive_seed(seed, "slot", s)))
+                    drawers[s].draw()  # the first draw warms the strategy up: part of its cost
+                    self.slot_cost[ft.name] = time.monotonic() - began
+                    drawers[s] = draw.Drawer(strategies[s], derive_seed(seed, "slot", s))
                     free.append(s)
                     continue
                 elif busy:
