@@ -331,6 +331,13 @@ def _method(w: _Walk, channel: int, payload: bytes) -> _Decision | None:
     name = method.NAME
     if w.negotiating:
         return _negotiation(w, channel, method)
+    if channel == 0 and name == "connection.close":
+        # the stimulus itself ends the connection: the broker hands the close shake (close-ok) and
+        # may discard what follows ("any received methods except Close and Close-OK MUST be
+        # discarded" binds the closing side; the broker then waits for our socket close)
+        w.replies.append(("connection.close-ok", 0))
+        return _Decision(either(Replies("connection.close-ok", 0), Reacts()), (),
+                         "the client's own connection.close (what follows may be discarded)", strict=False)
     if channel == 0 or (w.channel_max and channel > w.channel_max):
         return w.open_question(f"{name} on channel {channel}")
     if name.startswith("unknown("):
@@ -516,7 +523,10 @@ def _final_open(w: _Walk, d: _Decision, state: str, why: str) -> Expectation:
         return _refusable(w, why)
     if isinstance(d.verifier, Anything):  # even silence is allowed (see _Walk.not_open)
         return Expectation(Anything(), (), state, why, strict=False, may_wait=True, awaits=tuple(w.replies))
-    return Expectation(Reacts(), (), state, why, strict=False, awaits=tuple(w.replies))
+    # a decision that named its own (lenient) reactions keeps them; one made uncertain by what
+    # came before it accepts any reaction but silence
+    verifier = d.verifier if not d.strict else Reacts()
+    return Expectation(verifier, (), state, why, strict=False, awaits=tuple(w.replies))
 
 
 def _valid(w: _Walk) -> Expectation:

@@ -464,3 +464,16 @@ def test_deep_tables_from_the_broker_are_not_its_fault() -> None:
         assert "MalformedFrame" in type(echoed).__name__
         obs = probes_answered(echoed)
         assert (verdict(exp, obs) == "decode-error-by-broker") is problem
+
+
+def test_the_stimulus_own_connection_close_is_answered_by_close_ok() -> None:
+    """regression (RabbitMQ, method-frame hang after-open): the stimulus is connection.close on
+    channel 0; RabbitMQ answers close-ok and discards the probes behind it (it waits for our
+    socket close, as the close shake of 2.2.4 has the peers do). That is no hang."""
+    data = bytes.fromhex("0100000000000b000a003200000000000000ce") + probes_open()
+    exp = expect(OPEN, data)
+    assert ("connection.close-ok", 0) in exp.awaits and not exp.strict
+    close_ok = Observation(received=[MethodFrame(0, spec.ConnectionCloseOk())], probe_ok=True, elapsed=0.01)
+    assert verdict(exp, close_ok) is None
+    assert verdict(exp, silent()) is None
+    assert verdict(exp, nothing()) == "hang"
