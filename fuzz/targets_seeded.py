@@ -128,7 +128,7 @@ def stimuli(env: Env) -> SearchStrategy[Stimulus]:
         items = [rename(x, prefix) for x in seed.frames]
         ops = draw(st.lists(st.sampled_from(MUTATIONS), max_size=MAX_MUTATIONS), label="mutations")
         for op in ops:
-            items = _mutate(items, op, draw, env)
+            items = _mutate(items, op, draw, env) or items   # a stimulus always sends something
         return Stimulus("0-9-1", tuple(items))
 
     return build()
