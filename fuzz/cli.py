@@ -65,6 +65,9 @@ def _list_targets(protocol: str) -> None:
 @click.option("--seed", type=int, help="Seed of all generation (default: random, printed).")
 @click.option("--jobs", type=click.IntRange(min=1, max=32), default=1, show_default=True,
               help="Worker processes, each with its own connections.")
+@click.option("--slots", type=click.IntRange(min=1, max=256), default=None, metavar="N",
+              help="Examples in flight per worker, each on its own connections (default 64): examples that must "
+                   "wait for the broker do not hold up the others.")
 @click.option("--findings", "findings_dir", type=click.Path(file_okay=False), default="findings", show_default=True,
               help="Directory of finding files (one JSON file per distinct finding).")
 @click.option("--timeout", "window", type=click.FloatRange(min=0.2, max=60.0), default=2.0, show_default=True,
@@ -83,7 +86,7 @@ def _list_targets(protocol: str) -> None:
 @click.option("--list-targets", is_flag=True, help="List the fuzz targets of the protocol and exit.")
 @guarded
 def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float | None, examples: int | None,
-         seed: int | None, jobs: int, findings_dir: str, window: float, shrink_time: float,
+         seed: int | None, jobs: int, slots: int | None, findings_dir: str, window: float, shrink_time: float,
          restart_command: str | None, memory_limit: int, cafile: str | None, insecure: bool,
          seed_paths: tuple[str, ...], list_targets: bool) -> None:
     """Fuzz the broker at URL (amqp[s]://user:pass@host:port/vhost) and keep every finding.
@@ -128,7 +131,7 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
     cfg = Config(url=url, protocol=protocol, targets=names, broker=broker, seed=run_seed, jobs=jobs,
                  duration=duration, examples=examples, window=window, shrink_time=shrink_time,
                  restart_command=restart_command, memory_limit=memory_limit << 20, cafile=cafile, insecure=insecure,
-                 seeds=seeds)
+                 seeds=seeds, **({"slots": slots} if slots else {}))
     progress = Progress()
     budget = " and ".join(x for x in (f"{examples} examples" if examples else "",
                                         f"{duration:g}s" if duration else "") if x)
@@ -188,6 +191,8 @@ def _summary(stats: Any, cfg: Any, elapsed: float, findings_dir: str, url: str, 
 
 
 def _again(cfg: Any, url: str, findings_dir: str, names: list[str]) -> str:
+    from .campaign import SLOTS
+
     args = ["amqpspec", "fuzz", url, "--protocol", cfg.protocol, "--seed", str(cfg.seed), "--findings", findings_dir]
     for n in names:
         args += ["--target", n]
@@ -197,6 +202,8 @@ def _again(cfg: Any, url: str, findings_dir: str, names: list[str]) -> str:
         args += ["--duration", f"{cfg.duration:g}s"]
     if cfg.jobs > 1:
         args += ["--jobs", str(cfg.jobs)]
+    if cfg.slots != SLOTS:
+        args += ["--slots", str(cfg.slots)]
     for path in cfg.seeds:
         args += ["--seeds", path]
     return shlex.join(args)
