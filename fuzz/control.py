@@ -71,7 +71,8 @@ class _Pair091:
         self.cons.call(1, spec.BasicConsume(queue=self.queue, consumer_tag="amqpspec-control", no_ack=True))
         self._frame = MethodFrame
 
-    def publish(self, seq: int) -> None:
+    def publish(self, seq: int) -> bool:
+        """Publishes message ``seq``; True when it was sent."""
         from amqpspec.wire.amqp091 import BodyFrame, HeaderFrame, MethodFrame, spec
 
         body = str(seq).encode()
@@ -80,6 +81,7 @@ class _Pair091:
         self._check(self.prod, 0.001)
         if not ok or self.prod.link.closed is not None:
             raise ControlLost(f"producer connection ended: {self.prod.link.closed or self.prod.link.send_failed}")
+        return True
 
     def receive(self, timeout: float) -> list[int]:
         from amqpspec.wire.amqp091 import BodyFrame, MethodFrame
@@ -139,7 +141,7 @@ class _Pair10:
 
     def open(self) -> None:
         from amqpspec.peer.amqp10 import Peer
-        from amqpspec.wire.amqp10 import AMQPFrame, spec
+        from amqpspec.wire.amqp10 import spec
 
         far = time.monotonic() + 10 ** 7
         self.cons = Peer.connect(self.target, self.transcript, far)
@@ -155,15 +157,15 @@ class _Pair10:
         self.sh, _ = self.prod.attach(self.pch, name=f"{self.address}-snd", role=spec.Role.SENDER,
                                       source=spec.Source(), target=spec.Target(address=self.address))
         self.credit = 0
-        self._await_credit(3.0)
+        if not self._await_credit(3.0):
+            raise ControlLost("the broker granted the control producer no credit")
 
-    def _await_credit(self, timeout: float) -> None:
+    def _await_credit(self, timeout: float) -> bool:
         """Reads the producer's frames until the broker grants credit (a correct sender waits)."""
         stop = time.monotonic() + timeout
         while self.credit <= 0 and (left := stop - time.monotonic()) > 0:
             self._producer_frame(self.prod.recv(left))
-        if self.credit <= 0:
-            raise ControlLost("the broker granted the control producer no credit")
+        return self.credit > 0
 
     def _producer_frame(self, item: Any) -> None:
         if item is None:
@@ -184,18 +186,22 @@ class _Pair10:
                                                      outgoing_window=65535, handle=self.rh,
                                                      delivery_count=self.received, link_credit=self.CREDIT)))
 
-    def publish(self, seq: int) -> None:
+    def publish(self, seq: int) -> bool:
+        """Publishes message ``seq`` when the broker gives credit; False when it has given none
+        for a while. Withholding credit is the receiver's right (2.6.7), not a loss: the pair
+        just publishes later."""
         from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
         self._producer_frame(self.prod.recv(0.001))
-        if self.credit <= 0:
-            self._await_credit(self.WAIT)
+        if self.credit <= 0 and not self._await_credit(self.WAIT):
+            return False
         t = spec.Transfer(handle=self.sh, delivery_id=self.delivery, delivery_tag=f"c{seq}".encode(),
                           message_format=0, settled=True)
         self.delivery += 1
         self.credit -= 1
         if not self.prod.send(AMQPFrame(self.pch, t, Message(body=str(seq).encode()).encode())):
             raise ControlLost(f"producer connection ended: {self.prod.link.send_failed}")
+        return True
 
     def receive(self, timeout: float) -> list[int]:
         from amqpspec.wire.amqp10 import Message
@@ -287,9 +293,9 @@ class ControlPair:
                         continue
                     seq = expected = 0
                 try:
-                    pair.publish(seq)
-                    seq += 1
-                    self.published += 1
+                    if pair.publish(seq):
+                        seq += 1
+                        self.published += 1
                     for got in pair.receive(INTERVAL):
                         expected = self._check(got, expected)
                 except (PeerError, OSError, ControlLost) as exc:
