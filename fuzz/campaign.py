@@ -386,6 +386,13 @@ class Worker:
                     self.emit("hit", value[0].id)
                     continue
                 found.append((s, choices, value))
+            if found and self.shared.dead.is_set():
+                # the broker is gone and no --restart-command brings it back: nothing can be shrunk
+                # or confirmed any more, so what was met is kept as it was met, not lost
+                for _s, _choices, outcome in found:
+                    if outcome[0].id not in self.known:
+                        self.report(*outcome)
+                found.clear()
             if stop is not None:
                 raise stop
         except _Internal as exc:
