@@ -194,7 +194,9 @@ class FindingStore:
         text = SCRUBBER.scrub(json.dumps(record, ensure_ascii=False, indent=2, default=str))
         fd, tmp = tempfile.mkstemp(prefix=".finding-", suffix=".tmp", dir=self.dir)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            # text decoded with surrogateescape (a locale, a reply-text of invalid UTF-8) holds lone
+            # surrogates: written as \udcXX escapes they stay valid JSON and read back the same
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
                 fh.write(text + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -143,3 +143,19 @@ def test_unreadable_files_are_skipped(tmp_path: Path) -> None:
     assert store.known() == {}
     store.record(finding())
     assert list(store.known()) == [SIG.id]
+
+
+def test_text_with_lone_surrogates_is_stored_and_reads_back(tmp_path: Path) -> None:
+    """regression (garagemq campaign crash, UnicodeEncodeError "surrogates not allowed"): a
+    stimulus summary holding octets of invalid UTF-8 (carried as lone surrogates by the codec's
+    surrogateescape) must not crash the store; the file stays valid JSON and reads back as is."""
+    summary = "ch=0 connection.start-ok(locale='" + b"\xf9\xbe2P".decode("utf-8", "surrogateescape") + "')"
+    rec = finding()
+    rec["input"]["summary"] = summary
+    store = FindingStore(tmp_path)
+    store.record(rec)
+    back = json.loads((tmp_path / f"{SIG.id}.json").read_text(encoding="utf-8"))
+    assert back["input"]["summary"] == summary
+    assert validate(back) == []
+    store.record(finding())  # merging into it works too
+    assert json.loads((tmp_path / f"{SIG.id}.json").read_text(encoding="utf-8"))["count"] == 2
