@@ -48,7 +48,38 @@ class ControlLost(Exception):
     """A control connection ended or refused a step."""
 
 
-class _Pair091:
+class _Pair:
+    """What the 0-9-1 and 1.0 pairs share: the consumer's receive loop. Subclasses say what an
+    item means (``_refused``: a close/refusal of the consumer; ``_number``: a control message's
+    sequence number, None for other items)."""
+
+    cons: Any
+
+    def receive(self, timeout: float) -> list[int]:
+        """Sequence numbers delivered to the consumer within ``timeout`` seconds."""
+        got: list[int] = []
+        stop = time.monotonic() + timeout
+        while (left := stop - time.monotonic()) > 0:
+            item = self.cons.recv(left)
+            if item is None:
+                break
+            if isinstance(item, Closed):
+                raise ControlLost(f"consumer connection ended: {item.summary()}")
+            if self._refused(item):
+                raise ControlLost(f"consumer refused: {item.summary()}")
+            seq = self._number(item)
+            if seq is not None:
+                got.append(seq)
+        return got
+
+    def _refused(self, item: Any) -> bool:
+        raise NotImplementedError
+
+    def _number(self, item: Any) -> int | None:
+        raise NotImplementedError
+
+
+class _Pair091(_Pair):
     """Producer and consumer over AMQP 0-9-1 (raw peers, auto-ack consumer)."""
 
     def __init__(self, target: Target, name: str, transcript: Transcript) -> None:
@@ -83,25 +114,20 @@ class _Pair091:
             raise ControlLost(f"producer connection ended: {self.prod.link.closed or self.prod.link.send_failed}")
         return True
 
-    def receive(self, timeout: float) -> list[int]:
-        from amqpspec.wire.amqp091 import BodyFrame, MethodFrame
+    def _refused(self, item: Any) -> bool:
+        from amqpspec.wire.amqp091 import MethodFrame
 
-        got: list[int] = []
-        stop = time.monotonic() + timeout
-        while (left := stop - time.monotonic()) > 0:
-            item = self.cons.recv(left)
-            if item is None:
-                break
-            if isinstance(item, Closed):
-                raise ControlLost(f"consumer connection ended: {item.summary()}")
-            if isinstance(item, MethodFrame) and item.method.NAME in ("connection.close", "channel.close"):
-                raise ControlLost(f"consumer refused: {item.summary()}")
-            if isinstance(item, BodyFrame):
-                try:
-                    got.append(int(bytes(item.data)))
-                except ValueError:
-                    pass
-        return got
+        return isinstance(item, MethodFrame) and item.method.NAME in ("connection.close", "channel.close")
+
+    def _number(self, item: Any) -> int | None:
+        from amqpspec.wire.amqp091 import BodyFrame
+
+        if isinstance(item, BodyFrame):
+            try:
+                return int(bytes(item.data))
+            except ValueError:
+                pass
+        return None
 
     def _check(self, peer: Any, timeout: float) -> None:
         from amqpspec.wire.amqp091 import MethodFrame
@@ -126,7 +152,7 @@ class _Pair091:
                 p.close(timeout=0.5)
 
 
-class _Pair10:
+class _Pair10(_Pair):
     """Producer and consumer over AMQP 1.0 (sender link; receiver link the broker pre-settles)."""
 
     CREDIT = 1000
@@ -203,32 +229,23 @@ class _Pair10:
             raise ControlLost(f"producer connection ended: {self.prod.link.send_failed}")
         return True
 
-    def receive(self, timeout: float) -> list[int]:
+    def _refused(self, item: Any) -> bool:
+        return getattr(getattr(item, "performative", None), "NAME", "") in ("close", "end", "detach")
+
+    def _number(self, item: Any) -> int | None:
         from amqpspec.wire.amqp10 import Message
 
-        got: list[int] = []
-        stop = time.monotonic() + timeout
-        while (left := stop - time.monotonic()) > 0:
-            item = self.cons.recv(left)
-            if item is None:
-                break
-            if isinstance(item, Closed):
-                raise ControlLost(f"consumer connection ended: {item.summary()}")
-            perf = getattr(item, "performative", None)
-            name = getattr(perf, "NAME", "")
-            if name in ("close", "end", "detach"):
-                raise ControlLost(f"consumer refused: {item.summary()}")
-            if name == "transfer":
-                self.received += 1
-                if self.received % (self.CREDIT // 2) == 0:
-                    self._credit()
-                try:
-                    body = Message.decode(bytes(item.payload)).body
-                    data = body[0].value if isinstance(body, list) else getattr(body, "value", body)
-                    got.append(int(bytes(data)))
-                except (ValueError, TypeError, AttributeError, IndexError):
-                    pass
-        return got
+        if getattr(getattr(item, "performative", None), "NAME", "") != "transfer":
+            return None
+        self.received += 1  # every transfer uses credit, readable or not
+        if self.received % (self.CREDIT // 2) == 0:
+            self._credit()
+        try:
+            body = Message.decode(bytes(item.payload)).body
+            data = body[0].value if isinstance(body, list) else getattr(body, "value", body)
+            return int(bytes(data))
+        except (ValueError, TypeError, AttributeError, IndexError):
+            return None
 
     def close(self, delete: bool) -> None:
         for p in (self.prod, self.cons):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from amqpspec.peer.amqp091 import DEFAULT_FRAME_MAX, Observation, Peer, sasl_plain
 from amqpspec.peer.base import Closed, PeerError
@@ -123,7 +123,7 @@ def watch(peer: Peer, exp: Expectation, probe_awaits: tuple[tuple[str, int], ...
         if isinstance(item, MethodFrame) and (item.method.NAME, item.channel) == ("connection.close", 0):
             peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
             peer.close_ok_sent = obs.replied_close_ok = True
-            _drain_close(peer, obs, min(until, time.monotonic() + CLOSE_DRAIN_S))
+            drain_close(peer, obs, min(until, time.monotonic() + CLOSE_DRAIN_S))
             break
         if exp.silent_required or (exp.foreign and exp.verifier.accepts(obs)):
             break
@@ -150,8 +150,9 @@ def watch(peer: Peer, exp: Expectation, probe_awaits: tuple[tuple[str, int], ...
     return obs
 
 
-def _drain_close(peer: Peer, obs: Observation, until: float) -> None:
-    """After close-ok, reads until the broker closes the socket (recording FIN or RST)."""
+def drain_close(peer: Any, obs: Any, until: float, on_item: Callable[[Any], None] | None = None) -> None:
+    """After the close exchange, reads until the broker closes the socket (recording FIN or RST);
+    ``on_item`` sees each item received meanwhile (shared by the 0-9-1 and 1.0 executors)."""
     while (left := until - time.monotonic()) > 0:
         item = peer.recv(left)
         if item is None:
@@ -160,6 +161,8 @@ def _drain_close(peer: Peer, obs: Observation, until: float) -> None:
             obs.end = item.how if item.how != "local" else "fin"
             return
         obs.received.append(item)
+        if on_item is not None:
+            on_item(item)
 
 
 def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Frame] | tuple[Frame, ...] = ()) -> bool:

@@ -24,7 +24,7 @@ from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, ProtocolHeader, spec
 from amqpspec.wire.amqp10.frames import FRAME_HEADER_SIZE
 
 from . import expect10
-from .exec091 import SetupFailed
+from .exec091 import SetupFailed, drain_close
 from .expectation import Expectation
 from .stimulus import Stimulus, describe as describe_item, resolve
 
@@ -191,7 +191,8 @@ def watch(peer: Peer, exp: Expectation, conn: expect10.Conn, sent: Probes, windo
             if not peer.close_sent:
                 peer.send(AMQPFrame(0, spec.Close()))
                 obs.replied_close = True
-            _drain(peer, obs, sizes, min(until, time.monotonic() + CLOSE_DRAIN_S))
+            drain_close(peer, obs, min(until, time.monotonic() + CLOSE_DRAIN_S),
+                        lambda _item: sizes.append(len(peer.reader.last_raw)))
             break
         elif name == "begin":
             ours = getattr(item.performative, "remote_channel", None)  # type: ignore[union-attr]
@@ -221,19 +222,6 @@ def watch(peer: Peer, exp: Expectation, conn: expect10.Conn, sent: Probes, windo
     obs.sizes = sizes  # type: ignore[attr-defined]
     obs.probes_sent = bool(sent)  # type: ignore[attr-defined]
     return obs
-
-
-def _drain(peer: Peer, obs: Observation, sizes: list[int], until: float) -> None:
-    """After the close exchange, reads until the broker closes the socket (FIN or RST)."""
-    while (left := until - time.monotonic()) > 0:
-        item = peer.recv(left)
-        if item is None:
-            return
-        if isinstance(item, Closed):
-            obs.end = item.how if item.how != "local" else "fin"
-            return
-        obs.received.append(item)
-        sizes.append(len(peer.reader.last_raw))
 
 
 # ---------------------------------------------------------------------------- one example

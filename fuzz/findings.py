@@ -15,12 +15,12 @@ import hashlib
 import json
 import os
 import shlex
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from amqpspec.atomicfile import write_atomically
 from amqpspec.secrets import SCRUBBER
 
 SCHEMA = 1
@@ -192,21 +192,10 @@ class FindingStore:
     def _write(self, record: dict[str, Any]) -> Path:
         path = self.path(record["signature_id"])
         text = SCRUBBER.scrub(json.dumps(record, ensure_ascii=False, indent=2, default=str))
-        fd, tmp = tempfile.mkstemp(prefix=".finding-", suffix=".tmp", dir=self.dir)
-        try:
-            # text decoded with surrogateescape (a locale, a reply-text of invalid UTF-8) holds lone
-            # surrogates: written as \udcXX escapes they stay valid JSON and read back the same
-            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-                fh.write(text + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        # text decoded with surrogateescape (a locale, a reply-text of invalid UTF-8) holds lone
+        # surrogates: written as \udcXX escapes they stay valid JSON and read back the same
+        text = text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+        write_atomically(path, text + "\n")
         return path
 
     def record(self, finding: dict[str, Any]) -> tuple[dict[str, Any], bool]:

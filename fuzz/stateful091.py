@@ -23,20 +23,20 @@ import uuid
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from amqpspec.peer.amqp091 import Peer, UnexpectedReply
 from amqpspec.peer.base import Closed, PeerError
-from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import (
     RABBITMQ, SPEC, BodyFrame, Dialect, FieldTable, HeaderFrame, HeartbeatFrame, MalformedFrame, MethodFrame,
     RawFrame, describe, spec,
 )
 from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD
 
-from .model import FindingDraft, Violation, error_type, load_strategies, signature_id
+from .model import load_strategies
 from .model091 import Model091, _props
 from .model_runner import RunConfig
+from .stateful_base import StatefulMachine, fresh_client_problem, round_robin
 
 TARGET = "stateful-0-9-1"
 PROTOCOL = "0-9-1"
@@ -102,22 +102,14 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
         "mandatory": st.booleans(),
     })
 
-    class Stateful091(RuleBasedStateMachine):
+    class Stateful091(StatefulMachine):
+        PROTOCOL, TARGET = PROTOCOL, TARGET
+
         def __init__(self) -> None:
-            super().__init__()
-            self.model = Model091()
-            self.transcript = Transcript()
-            self.steps: list[str] = []
-            self.peer: Peer | None = None
+            super().__init__(cfg, Model091())
             self.partial: dict[int, list[Any]] = {}
-            self.reported = 0
-            self.failure: tuple[str, Violation, FindingDraft] | None = None
-            self.dead = False
-            self.alive_checked = False
-            self.counter = 0
             self.queue_names: list[str] = []
             self.last_clauses: tuple[str, ...] = ()   # of the last publication built
-            self.expired = cfg.expired()
             if self.expired:
                 return
             cfg.examples_run += 1
@@ -135,29 +127,26 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 self.dead = True
                 self._lost(f"a fresh connection failed: {exc}", handshake=True)
 
-        def _lost(self, why: str, handshake: bool = False) -> None:
-            """The connection is gone or stuck: is the broker still serving anyone?"""
-            problem = cfg.check_alive()
-            if problem:
-                self.model.violate("liveness", "handshake" if handshake else self._state(), (),
-                                   f"the broker stopped serving new connections ({problem}); before: {why}")
-                self.alive_checked = True
-            elif handshake:
-                cfg.anomalies[f"handshake failed once: {why}"[:160]] += 1
+        def _encode(self, frame: Any) -> bytes:
+            return frame.encode(self.peer.dialect)
 
-        def _state(self) -> str:
-            return self.steps[-1].split("(")[0] if self.steps else "open"
+        def _describe(self, frame: Any) -> str:
+            return describe(frame)
 
-        def _write(self, frames: list[Any], note: str | None = None) -> None:
-            """All frames in one write (one transcript entry listing them when several)."""
-            assert self.peer is not None
-            if len(frames) == 1:
-                self.peer.send(frames[0])
-                return
-            data = b"".join(f.encode(self.peer.dialect) for f in frames)
-            shown = " | ".join(describe(f) for f in frames[:12])
-            more = f" | ... {len(frames) - 12} more" if len(frames) > 12 else ""
-            self.peer.link.send_bytes(data, f"{note or f'{len(frames)} frames in one write'}: {shown}{more}")
+        def _next_deadline(self, default: float) -> float:
+            return _next_deadline(self.model, default)
+
+        def _framing_violation(self, text: str) -> tuple[tuple[str, ...], str] | None:
+            if "frame-end" in text:
+                return ("amqp091:4.2.3/1",), f"the broker sent a frame with a bad frame-end: {text}"
+            if "announces" in text:
+                return ("amqp091:4.2.3/6",), f"the broker sent a frame larger than the negotiated frame-max: {text}"
+            return None
+
+        def _send_close(self) -> None:
+            self._step("close_connection()")
+            self.model.sent_connection_close(time.monotonic())
+            self._write([MethodFrame(0, spec.ConnectionClose(200, "amqpspec done", 0, 0))])
 
         def _dispatch(self, item: Any) -> None:
             now = time.monotonic()
@@ -212,74 +201,10 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 cfg.anomalies[f"content of {len(body)} octets announced as {header.body_size}"] += 1
             self.model.on_content(ch, method.NAME, method, header.properties, bytes(body), time.monotonic())
 
-        def _pump(self, until: Any, timeout: float) -> bool:
-            """Reads and dispatches until ``until()`` or ``timeout``; deadlines of the model apply."""
-            peer = self.peer
-            if peer is None:
-                return False
-            end = time.monotonic() + timeout
-            while not until():
-                if self.dead:
-                    return False
-                now = time.monotonic()
-                if self.model.overdue(now):
-                    self.dead = True
-                    self._lost("a request was not answered in time")
-                    return False
-                left = min(end, _next_deadline(self.model, end)) - now
-                if left <= 0:
-                    if now >= end:
-                        return False
-                    continue
-                item = peer.recv(left)
-                if item is None:
-                    if peer.framing_error is not None:
-                        self._framing_error(peer.framing_error)
-                        return False
-                    continue
-                self._dispatch(item)
-            return True
-
-        def _framing_error(self, text: str) -> None:
-            self.dead = True
-            if "frame-end" in text:
-                self.model.violate("invariant", self._state(), ("amqp091:4.2.3/1",),
-                                   f"the broker sent a frame with a bad frame-end: {text}")
-            elif "announces" in text:
-                self.model.violate("invariant", self._state(), ("amqp091:4.2.3/6",),
-                                   f"the broker sent a frame larger than the negotiated frame-max: {text}")
-            else:
-                cfg.anomalies[f"undecodable stream from the broker: {text[:120]}"] += 1
-
-        def _settle(self) -> None:
-            """After a rule: wait until the broker owes nothing, then take what already arrived."""
-            self._pump(lambda: not self.model.busy(), cfg.reply_timeout + 1.0)
-            if self.peer is not None and not self.dead:
-                self._drain(0.0)
-
-        def _drain(self, window: float) -> None:
-            peer = self.peer
-            assert peer is not None
-            end = time.monotonic() + window
-            while not self.dead:
-                item = peer.recv(max(0.0, end - time.monotonic()))
-                if item is None:
-                    if peer.framing_error is not None:
-                        self._framing_error(peer.framing_error)
-                    return
-                self._dispatch(item)
-
         def _probe(self, ch: int) -> list[Any]:
             """The passive declare that flushes a channel (see Model091.sent_sync_probe)."""
             self.model.sent_sync_probe(ch, time.monotonic())
             return [MethodFrame(ch, spec.ExchangeDeclare(exchange="amq.direct", type="direct", passive=True))]
-
-        def _step(self, text: str) -> None:
-            self.steps.append(text)
-            cfg.steps_run += 1
-
-        def _live(self) -> bool:
-            return not self.dead and not self.expired and self.model.connection == "open"
 
         def _open(self) -> list[int]:
             return self.model.open_channels()
@@ -294,9 +219,6 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
         # outstanding), and hypothesis requires the same choices to draw the same way. A
         # choice among things that exist now is an index taken modulo their number; a rule
         # with nothing to act on does nothing.
-        def _pick(self, items: list[Any], index: int) -> Any:
-            return items[index % len(items)] if items else None
-
         @initialize()
         def first_channel_and_queue(self) -> None:
             """Every example starts with channel 1 open and one queue, so no rule starts idle."""
@@ -383,11 +305,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 plain = plain and bool(self.last_clauses)
                 streams.append(frames)
                 what.append(f"{ch}:{text}")
-            merged: list[Any] = []
-            while any(streams):
-                for s in streams:
-                    if s:
-                        merged.append(s.pop(0))
+            merged = round_robin(streams)
             self._step(f"interleave({', '.join(what)})")
             for ch in chans:
                 self.model.sent_async(ch, "after-interleave", ("amqp091:4.2.6.2/1",) if plain else ())
@@ -553,75 +471,6 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             if not self.dead:
                 self._drain(PAUSE)
 
-        # -------------------------------------------------------------- invariants
-        @invariant()
-        def broker_follows_the_spec(self) -> None:
-            """Checks what the model concluded so far; see :class:`Model091` for the rules.
-
-            A violation ends the example's traffic at once, but the example goes on drawing
-            its remaining (now idle) steps and fails only in teardown: an example that stopped
-            drawing early in one run and not in another (the broker's timing differs) would
-            make hypothesis reject the machine as non-deterministic.
-            """
-            self._check()
-
-        def _check(self) -> None:
-            """New violations: count each; keep the first one not reported by an earlier round."""
-            new = self.model.violations[self.reported:]
-            if not new:
-                return
-            self.reported = len(self.model.violations)
-            for v in new:
-                sid = signature_id(v.signature(PROTOCOL, TARGET))
-                draft = self._draft(v)
-                cfg.saw(sid, draft)
-                if self.failure is None and sid not in cfg.known:
-                    self.failure = (sid, v, draft)
-            self._shutdown()  # the connection is in a state the model no longer predicts
-
-        def _draft(self, v: Violation) -> FindingDraft:
-            entries = self.transcript.entries
-            sent = b"".join(e.data for e in entries if e.dir == "send")
-            return FindingDraft(v, self.transcript.to_json(), sent.hex(),
-                                "; ".join(self.steps) or "connection only", list(self.steps))
-
-        def _shutdown(self) -> None:
-            self.dead = True
-            if self.peer is not None:
-                self.peer.abort()
-
-        def teardown(self) -> None:
-            peer = self.peer
-            if not self.expired:
-                cfg.example_done()
-            if peer is None:  # expired before it began, or the connection failed (_lost judged it)
-                self._finish()
-                return
-            try:
-                if self._live() and peer.link.closed is None:
-                    self._step("close_connection()")
-                    self.model.sent_connection_close(time.monotonic())
-                    self._write([MethodFrame(0, spec.ConnectionClose(200, "amqpspec done", 0, 0))])
-                    self._pump(lambda: self.model.connection == "closed", cfg.reply_timeout + 1.0)
-            except (PeerError, OSError) as exc:
-                cfg.anomalies[f"teardown: {exc}"[:120]] += 1
-            finally:
-                peer.abort()
-            if not self.alive_checked and not any(v.kind == "liveness" for v in self.model.violations):
-                # every example ends with a fresh client: a broker wedged by this example is its finding
-                problem = cfg.check_alive()
-                if problem:
-                    self.model.violate("liveness", "after-example", (),
-                                       f"after this example the broker stopped serving a fresh client: {problem}")
-            self._finish()
-
-        def _finish(self) -> None:
-            cfg.absorb_anomalies(self.model.anomalies)
-            self._check()
-            if self.failure is not None:
-                sid, v, draft = self.failure
-                raise error_type(sid)(v, {"draft": draft})
-
     return Stateful091
 
 
@@ -633,23 +482,13 @@ def _next_deadline(model: Model091, default: float) -> float:
 
 def liveness_091(target: Any, timeout: float) -> str:
     """Empty when a fresh client can connect, open a channel and get an answer; else the problem."""
-    try:
-        peer = Peer.connect(target, Transcript(), time.monotonic() + timeout)
-    except PeerError as exc:
-        return str(exc)
-    try:
-        peer.handshake(timeout=timeout)
+    def steps(peer: Peer) -> None:
         ch = peer.open_channel(timeout=timeout)
         # as deep as the runner's probe: a broker can accept connections and still be wedged
         peer.call(ch, spec.QueueDeclare(queue=f"amqpspec-liveness-{uuid.uuid4().hex}", exclusive=True),
                   ("queue.declare-ok", "channel.close"), timeout)
-        return ""
-    except UnexpectedReply as exc:
-        return f"a fresh client got no answer at one step: {exc}"
-    except PeerError as exc:
-        return str(exc)
-    finally:
-        peer.close(timeout=0.5)
+
+    return fresh_client_problem(Peer, UnexpectedReply, target, timeout, steps)
 
 
 __all__ = ["build_machine", "liveness_091", "TARGET", "PROTOCOL", "FieldTable"]

@@ -24,16 +24,16 @@ import uuid
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from amqpspec.peer.amqp10 import Peer, UnexpectedReply, performative_name
 from amqpspec.peer.base import Closed, PeerError
-from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, describe, spec, transfer_frames
 
-from .model import FindingDraft, Violation, error_type, signature_id
+from .model import Violation
 from .model10 import SOFT, Model10, bare_of
 from .model_runner import RunConfig
+from .stateful_base import StatefulMachine, fresh_client_problem, round_robin
 
 TARGET = "stateful-1.0"
 PROTOCOL = "1.0"
@@ -68,20 +68,13 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
     token = uuid.uuid4().hex[:6]
     prefix = f"amqpspec-fuzz-{cfg.run_id[:8]}-sf"
 
-    class Stateful10(RuleBasedStateMachine):
+    class Stateful10(StatefulMachine):
+        PROTOCOL, TARGET = PROTOCOL, TARGET
+        TRUST_PASSED_LOST_PROBE = True
+
         def __init__(self) -> None:
-            super().__init__()
-            self.model = Model10()
-            self.transcript = Transcript()
-            self.steps: list[str] = []
-            self.peer: Peer | None = None
-            self.reported = 0
-            self.failure: tuple[str, Violation, FindingDraft] | None = None
-            self.dead = False
-            self.alive_checked = False
-            self.counter = 0
+            super().__init__(cfg, Model10())
             self.tags = 0
-            self.expired = cfg.expired()
             if self.expired:
                 return
             cfg.examples_run += 1
@@ -100,33 +93,35 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 self.dead = True
                 self._lost(f"a fresh connection failed: {exc}", handshake=True)
 
-        def _lost(self, why: str, handshake: bool = False) -> None:
-            problem = cfg.check_alive()
-            self.alive_checked = True
-            if problem:
-                self.model.violate("liveness", "handshake" if handshake else self._state(), (),
-                                   f"the broker stopped serving new connections ({problem}); before: {why}")
-            elif handshake:
-                cfg.anomalies[f"handshake failed once: {why}"[:160]] += 1
-
-        def _state(self) -> str:
-            return self.steps[-1].split("(")[0] if self.steps else "open"
-
         def _step(self, text: str) -> None:
-            self.steps.append(text)
+            super()._step(text)
             self.model.last_step = "after-" + text.split("(")[0].replace("_", "-")
-            cfg.steps_run += 1
 
-        def _send(self, frames: list[Any], note: str | None = None) -> None:
-            """Frames in one write (one transcript entry listing them when several)."""
-            assert self.peer is not None
-            if len(frames) == 1:
-                self.peer.send(frames[0])
-                return
-            data = b"".join(f.encode() for f in frames)
-            shown = " | ".join(describe(f) for f in frames[:12])
-            more = f" | ... {len(frames) - 12} more" if len(frames) > 12 else ""
-            self.peer.link.send_bytes(data, f"{note or f'{len(frames)} frames in one write'}: {shown}{more}")
+        def _encode(self, frame: Any) -> bytes:
+            return frame.encode()
+
+        def _describe(self, frame: Any) -> str:
+            return describe(frame)
+
+        def _next_deadline(self, default: float) -> float:
+            return self.model.next_deadline(default)
+
+        def _stuck(self) -> bool:
+            # an overdue drain is a violation of its own and traffic goes on; an unanswered request ends it
+            return any(v.kind == "hang" for v in self.model.violations[self.reported:])
+
+        def _framing_violation(self, text: str) -> tuple[tuple[str, ...], str] | None:
+            if "max" in text and "frame" in text:
+                return ("amqp10:2.7.1/4",), f"the broker sent a frame larger than our max-frame-size: {text}"
+            return None
+
+        def _send_close(self) -> None:
+            self._step("close()")
+            self.model.sent_close(time.monotonic())
+            self.peer.send(AMQPFrame(0, spec.Close()))
+
+        def _soft(self, v: Violation) -> bool:
+            return v.clauses in SOFT
 
         def _dispatch(self, item: Any) -> None:
             m = self.model
@@ -173,69 +168,9 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                     self.peer.send(AMQPFrame(s.channel, spec.Detach(handle=lk.handle,  # type: ignore[union-attr]
                                                                     closed=bool(perf.closed))))
 
-        def _pump(self, until: Any, timeout: float) -> bool:
-            peer = self.peer
-            if peer is None:
-                return False
-            end = time.monotonic() + timeout
-            while not until():
-                if self.dead:
-                    return False
-                now = time.monotonic()
-                if self.model.overdue(now):
-                    if any(v.kind == "hang" for v in self.model.violations[self.reported:]):
-                        self.dead = True
-                        self._lost("a request was not answered in time")
-                        return False
-                    continue
-                left = min(end, self.model.next_deadline(end)) - now
-                if left <= 0:
-                    if now >= end:
-                        return False
-                    continue
-                item = peer.recv(left)
-                if item is None:
-                    if peer.framing_error is not None:
-                        self._framing_error(peer.framing_error)
-                        return False
-                    continue
-                self._dispatch(item)
-            return True
-
-        def _framing_error(self, text: str) -> None:
-            self.dead = True
-            if "max" in text and "frame" in text:
-                self.model.violate("invariant", self._state(), ("amqp10:2.7.1/4",),
-                                   f"the broker sent a frame larger than our max-frame-size: {text}")
-            else:
-                cfg.anomalies[f"undecodable stream from the broker: {text[:120]}"] += 1
-
-        def _settle(self) -> None:
-            self._pump(lambda: not self.model.busy(), cfg.reply_timeout + 1.0)
-            if self.peer is not None and not self.dead:
-                self._drain(0.0)
-
-        def _drain(self, window: float) -> None:
-            peer = self.peer
-            assert peer is not None
-            end = time.monotonic() + window
-            while not self.dead:
-                item = peer.recv(max(0.0, end - time.monotonic()))
-                if item is None:
-                    if peer.framing_error is not None:
-                        self._framing_error(peer.framing_error)
-                    return
-                self._dispatch(item)
-
-        def _live(self) -> bool:
-            return not self.dead and not self.expired and self.model.connection == "open"
-
         def _next(self, what: str) -> str:
             self.counter += 1
             return f"{prefix}-{token}-{cfg.examples_run}-{what}{self.counter}"
-
-        def _pick(self, items: list[Any], index: int) -> Any:
-            return items[index % len(items)] if items else None
 
         def _flow(self, ch: int, handle: int | None = None, **link: Any) -> AMQPFrame:
             s = self.model.sessions[ch]
@@ -263,7 +198,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 return
             self._step(f"begin({n})")
             self.model.sent_begin(n, time.monotonic())
-            self._send([AMQPFrame(n, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW))])
+            self._write([AMQPFrame(n, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW))])
             self._settle()
 
         @rule(pick=PICK)
@@ -273,7 +208,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 return
             self._step(f"end({ch})")
             self.model.sent_end(ch, time.monotonic())
-            self._send([AMQPFrame(ch, spec.End())])
+            self._write([AMQPFrame(ch, spec.End())])
             self._settle()
 
         @rule(pick=PICK, role=st.sampled_from(["sender", "receiver"]), node=st.integers(0, NODES - 1),
@@ -293,11 +228,11 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             else:
                 perf = spec.Attach(name=name, handle=handle, role=spec.Role.RECEIVER,
                                    source=spec.Source(address=address), target=spec.Target())
-            self._send([AMQPFrame(ch, perf)])
+            self._write([AMQPFrame(ch, perf)])
             self._settle()
             if role == "receiver" and credit and lk.state == "attached" and not lk.refused and self._live():
                 dc = self.model.sent_flow(ch, handle, credit, False, time.monotonic())
-                self._send([self._flow(ch, handle, delivery_count=dc, link_credit=credit)])
+                self._write([self._flow(ch, handle, delivery_count=dc, link_credit=credit)])
                 self._settle()
 
         def _links(self, role: str | None = None) -> list[tuple[int, int]]:
@@ -312,7 +247,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             self._step(f"detach({ch}, h{h}{', closed' if closed else ''})")
             self.model.sent_detach(ch, h, closed, time.monotonic())
             self.model.sessions[ch].links[h].detach_sent = True
-            self._send([AMQPFrame(ch, spec.Detach(handle=h, closed=closed))])
+            self._write([AMQPFrame(ch, spec.Detach(handle=h, closed=closed))])
             self._settle()
 
         def _delivery(self, ch: int, h: int, d: dict[str, Any]) -> tuple[list[AMQPFrame], str]:
@@ -345,7 +280,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             ch, h = found
             frames, what = self._delivery(ch, h, d)
             self._step(f"transfer({ch}, h{h}, {what})")
-            self._send(frames, f"delivery on link {h} of session {ch}")
+            self._write(frames, f"delivery on link {h} of session {ch}")
             self._settle()
 
         @rule(picks=st.lists(PICK, min_size=3, max_size=3), ds=st.lists(delivery, min_size=3, max_size=3))
@@ -365,13 +300,9 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
                 frames, text = self._delivery(ch, h, d)
                 streams.append(frames)
                 what.append(f"{ch}/h{h}:{text}")
-            merged: list[AMQPFrame] = []
-            while any(streams):
-                for s in streams:
-                    if s:
-                        merged.append(s.pop(0))
+            merged = round_robin(streams)
             self._step(f"interleave({', '.join(what)})")
-            self._send(merged, f"{len(chosen)} deliveries interleaved frame by frame")
+            self._write(merged, f"{len(chosen)} deliveries interleaved frame by frame")
             self._settle()
 
         @rule(pick=PICK, credit=st.integers(0, 6), drain=st.booleans(), echo=st.booleans())
@@ -382,7 +313,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             ch, h = found
             self._step(f"flow({ch}, h{h}, credit={credit}{', drain' if drain else ''}{', echo' if echo else ''})")
             dc = self.model.sent_flow(ch, h, credit, drain, time.monotonic())
-            self._send([self._flow(ch, h, delivery_count=dc, link_credit=credit, drain=drain or None,
+            self._write([self._flow(ch, h, delivery_count=dc, link_credit=credit, drain=drain or None,
                                    echo=echo or None)])
             self._settle()
 
@@ -399,7 +330,7 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             self._step(f"disposition({ch}, {first}..{last}, {outcome})")
             self.model.sent_disposition(ch, first, last)
             state = spec.Accepted() if outcome == "accepted" else spec.Released()
-            self._send([AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=first,
+            self._write([AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=first,
                                                        last=last if last != first else None, settled=True,
                                                        state=state))])
             self._settle()
@@ -412,86 +343,12 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
             self._step("pause()")
             self._drain(PAUSE)
 
-        # -------------------------------------------------------------- invariants
-        @invariant()
-        def broker_follows_the_spec(self) -> None:
-            """Checks what the model concluded so far (see :class:`Model10`); fails only in teardown."""
-            self._check()
-
-        def _check(self) -> None:
-            new = self.model.violations[self.reported:]
-            if not new:
-                return
-            self.reported = len(self.model.violations)
-            for v in new:
-                sid = signature_id(v.signature(PROTOCOL, TARGET))
-                draft = self._draft(v)
-                cfg.saw(sid, draft)
-                if self.failure is None and sid not in cfg.known:
-                    self.failure = (sid, v, draft)
-            if any(v.clauses not in SOFT for v in new):
-                self._shutdown()  # the connection is in a state the model no longer predicts
-
-        def _draft(self, v: Violation) -> FindingDraft:
-            sent = b"".join(e.data for e in self.transcript.entries if e.dir == "send")
-            return FindingDraft(v, self.transcript.to_json(), sent.hex(), "; ".join(self.steps) or "connection only",
-                                list(self.steps))
-
-        def _shutdown(self) -> None:
-            self.dead = True
-            if self.peer is not None:
-                self.peer.abort()
-
-        def teardown(self) -> None:
-            peer = self.peer
-            if not self.expired:
-                cfg.example_done()
-            if peer is None:  # expired before it began, or the connection failed (_lost judged it)
-                self._finish()
-                return
-            try:
-                if self._live() and peer.link.closed is None:
-                    self._step("close()")
-                    self.model.sent_close(time.monotonic())
-                    peer.send(AMQPFrame(0, spec.Close()))
-                    self._pump(lambda: self.model.connection == "closed", cfg.reply_timeout + 1.0)
-            except (PeerError, OSError) as exc:
-                cfg.anomalies[f"teardown: {exc}"[:120]] += 1
-            finally:
-                peer.abort()
-            if not self.alive_checked and not any(v.kind == "liveness" for v in self.model.violations):
-                problem = cfg.check_alive()
-                if problem:
-                    self.model.violate("liveness", "after-example", (),
-                                       f"after this example the broker stopped serving a fresh client: {problem}")
-            self._finish()
-
-        def _finish(self) -> None:
-            cfg.absorb_anomalies(self.model.anomalies)
-            self._check()
-            if self.failure is not None:
-                sid, v, draft = self.failure
-                raise error_type(sid)(v, {"draft": draft})
-
     return Stateful10
 
 
 def liveness_10(target: Any, timeout: float) -> str:
     """Empty when a fresh client can connect, begin a session and get its begin back; else the problem."""
-    try:
-        peer = Peer.connect(target, Transcript(), time.monotonic() + timeout)
-    except PeerError as exc:
-        return str(exc)
-    try:
-        peer.handshake(timeout=timeout)
-        peer.begin(timeout=timeout)
-        return ""
-    except UnexpectedReply as exc:
-        return f"a fresh client got no answer at one step: {exc}"
-    except PeerError as exc:
-        return str(exc)
-    finally:
-        peer.close(timeout=0.5)
+    return fresh_client_problem(Peer, UnexpectedReply, target, timeout, lambda peer: peer.begin(timeout=timeout))
 
 
 __all__ = ["build_machine", "liveness_10", "TARGET", "PROTOCOL"]

@@ -133,7 +133,7 @@ def test_concurrent_workers_lose_no_count(tmp_path: Path) -> None:
     assert all(p.exitcode == 0 for p in procs)
     rec = json.loads((tmp_path / f"{SIG.id}.json").read_text())
     assert rec["count"] == 45 and validate(rec) == []
-    assert not list(tmp_path.glob(".finding-*"))  # no temporary files left behind
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary files left behind (amqpspec.atomicfile names)
 
 
 def test_unreadable_files_are_skipped(tmp_path: Path) -> None:
