@@ -102,6 +102,11 @@ SOFT_091: dict[str, dict[str, str]] = {
 # 1.0 field paths (ending) handled like SOFT_091
 SOFT_10: dict[str, str] = {
     "error.description": "text for people (brokers put stack traces in it): the condition carries the meaning",
+    "flow.next-incoming-id": "a snapshot of the session's transfer ids at the moment the broker sent the flow",
+    "flow.next-outgoing-id": "a snapshot of the session's transfer ids at the moment the broker sent the flow",
+    "flow.delivery-count": "a snapshot of the link's deliveries at the moment the broker sent the flow",
+    "flow.link-credit": "a snapshot of the link's credit at the moment the broker sent the flow",
+    "flow.available": "a snapshot of the messages waiting at the moment the broker sent the flow",
 }
 
 # answer -> (field of the answer, request, field of the request that was empty so the broker chose)
@@ -138,8 +143,10 @@ def explain() -> list[str]:
     lines.append("AMQP 1.0:")
     for perf, fields in IGNORED_10.items():
         lines += [f"  {perf}.{name}: ignored, {why}" for name, why in fields.items()]
-    lines += [f"  ...{path} (close, end, detach, rejected): compared, but a difference is a note (--strict: a divergence): "
+    lines += [f"  ...{path}: compared, but a difference is a note (--strict: a divergence): "
               f"{why}" for path, why in SOFT_10.items()]
+    lines.append("  flow frames: compared in order per session and link, not against the transfers around them "
+                 "(a flow reports state whenever it changes, so where it falls among transfers is timing)")
     lines.append("  empty frames: ignored, they depend on time only")
     for perf, why in GENERATED_10.items():
         lines.append(f"  {perf}: {why}: a generated name, paired and translated as above")
@@ -177,8 +184,34 @@ def lane_of(protocol: str, item: Any) -> int:
         return CONNECTION_LANE
     if protocol == PROTOCOL_091:
         return item.channel if isinstance(item, f091.Frame) else CONNECTION_LANE
+    if isinstance(item, f10.AMQPFrame) and isinstance(item.performative, spec10.Flow):
+        return flow_lane(item.channel, item.performative.handle)
     return item.channel if isinstance(item, (f10.AMQPFrame, f10.EmptyFrame, f10.RawFrame, f10.MalformedFrame)) \
         else CONNECTION_LANE
+
+
+# A 1.0 flow reports the state of a session or link at the moment it is sent (2.6.7, 2.7.4): the
+# sender of a link may send one whenever its state changes, so where a flow falls among the
+# transfers of the same session is timing, not behaviour. Flows therefore get a lane of their own
+# per session and link (negative numbers below CONNECTION_LANE), compared in order among
+# themselves, and their counters are soft (SOFT_10).
+_FLOW_LANE_TOP = CONNECTION_LANE - 1
+
+
+def flow_lane(channel: int, handle: Any) -> int:
+    link = 0 if handle is None else int(handle) + 1
+    return _FLOW_LANE_TOP - ((int(channel) << 33) | link)
+
+
+def lane_label(lane: int) -> str:
+    """The lane for people: a channel (0-9-1) or session (1.0), the flows of a link, or the connection."""
+    if lane >= 0:
+        return f"channel {lane}"
+    if lane == CONNECTION_LANE:
+        return "the connection"
+    key = _FLOW_LANE_TOP - lane
+    channel, link = key >> 33, key & ((1 << 33) - 1)
+    return f"the flows of channel {channel}" + (f" link handle {link - 1}" if link else " (session)")
 
 
 def name_of(item: Any) -> str:

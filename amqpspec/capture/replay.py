@@ -36,7 +36,7 @@ from amqpspec.capture.codec import (
     decode_one,
     substitute_credentials,
 )
-from amqpspec.capture.compare import Comparator, Frame, is_heartbeat, lane_of, name_of
+from amqpspec.capture.compare import CONNECTION_LANE, Comparator, Frame, is_heartbeat, lane_label, lane_of, name_of
 from amqpspec.capture.settle import Ledger
 from amqpspec.capture.transcripts import TranscriptFile, close_event, incomplete
 from amqpspec.errors import ConnectError, UsageError
@@ -76,8 +76,9 @@ class Divergence:
     def lines(self) -> list[str]:
         out = [f"DIVERGENCE on connection {self.conn}: {self.reason}"]
         lane = self.recorded.lane if self.recorded is not None else None
-        where = f" (channel {lane}, frame #{self.recorded.index + 1} on it)" \
-            if lane is not None and lane >= 0 and self.recorded is not None and self.recorded.index >= 0 else ""
+        where = f" ({lane_label(lane)}, frame #{self.recorded.index + 1} on it)" \
+            if lane is not None and lane != CONNECTION_LANE and self.recorded is not None \
+            and self.recorded.index >= 0 else ""
         out.append(f"  recorded{where}: {self.recorded.summary if self.recorded else 'nothing'}")
         out.append(f"  live:     {self.live.summary if self.live else 'nothing'}")
         out += [f"    {d}" for d in self.details]
@@ -675,7 +676,7 @@ class Replayer:
                        f"(the first: {u.summary[:100]})")
             return
         if i >= len(recorded):
-            where = f"channel {lane}" if lane >= 0 else "the connection"
+            where = lane_label(lane)
             what = f"undecodable octets ({u.summary[:160]})" if u.item is None else "a frame"
             self._diverge(conn, f"the broker sent {what} on {where} that the recording does not have", None, u)
             return

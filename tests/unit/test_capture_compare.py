@@ -55,8 +55,27 @@ def test_broker_identity_and_limits_are_ignored_behaviour_is_not() -> None:
 def test_uint_is_not_ulong_in_10() -> None:
     from amqpspec.wire.amqp10 import ULong
 
-    assert _diff(PROTOCOL_10, AMQPFrame(0, spec10.Flow(incoming_window=1, next_outgoing_id=0, outgoing_window=1)),
-                 AMQPFrame(0, spec10.Flow(incoming_window=1, next_outgoing_id=ULong(0), outgoing_window=1)))
+    assert _diff(PROTOCOL_10, AMQPFrame(0, spec10.Flow(incoming_window=1, next_outgoing_id=0, outgoing_window=1, handle=0)),
+                 AMQPFrame(0, spec10.Flow(incoming_window=1, next_outgoing_id=0, outgoing_window=1, handle=ULong(0))))
+
+
+def test_flows_have_a_lane_per_link_and_their_counters_are_notes() -> None:
+    from amqpspec.capture.compare import CONNECTION_LANE, lane_label, lane_of
+
+    def flow(channel: int, handle: int | None, credit: int | None, drain: bool = False) -> AMQPFrame:
+        return AMQPFrame(channel, spec10.Flow(incoming_window=1, next_outgoing_id=0, outgoing_window=1, handle=handle,
+                                              delivery_count=0 if handle is not None else None, link_credit=credit,
+                                              drain=drain))
+
+    lanes = {lane_of(PROTOCOL_10, flow(c, h, 1)) for c in (0, 1) for h in (None, 0, 1)}
+    assert len(lanes) == 6 and all(lane < CONNECTION_LANE for lane in lanes)
+    assert lane_label(lane_of(PROTOCOL_10, flow(1, 0, 1))) == "the flows of channel 1 link handle 0"
+    assert lane_label(lane_of(PROTOCOL_10, flow(2, None, None))) == "the flows of channel 2 (session)"
+    assert lane_of(PROTOCOL_10, AMQPFrame(3, spec10.End())) == 3
+    cmp = Comparator(PROTOCOL_10)
+    assert _diff(PROTOCOL_10, flow(0, 1, 19), flow(0, 1, 18), cmp) == [] and len(cmp.soft) == 1
+    assert _diff(PROTOCOL_10, flow(0, 1, 19), flow(0, 1, 18), Comparator(PROTOCOL_10, strict=True))
+    assert _diff(PROTOCOL_10, flow(0, 1, 19), flow(0, 1, 19, drain=True), cmp)  # drain is behaviour
 
 
 def test_texts_for_people_and_racy_counts_are_notes_unless_strict() -> None:
