@@ -40,7 +40,7 @@ def _names_vhost(url: str) -> bool:
 @click.argument("url", required=False)
 @click.option("--case", "case_id", metavar="ID", help="The case to replay from a result file (JSON lines).")
 @click.option("--timing", type=click.Choice(("fast", "original")), default="fast", show_default=True,
-              help="fast: send when the recorded answers came; original: keep the recorded gaps (capped).")
+              help="fast: send when the recorded answers came; original: keep the recorded gaps (capped), never ahead of the answers the client had.")
 @click.option("--answer-timeout", type=click.FloatRange(min=0.05), default=2.0, show_default=True,
               help="Seconds to wait for a recorded answer before going on (a missing one is reported at the end).")
 @click.option("--max-gap", type=click.FloatRange(min=0.0), default=10.0, show_default=True,

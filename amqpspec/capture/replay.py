@@ -8,7 +8,8 @@ URL that names a virtual host, connection.open asks for that one.
 Timing (``--timing``): ``fast`` sends the next client frame as soon as the broker's answers
 that preceded it in the recording have arrived (or a short wait passed: a missing answer is
 reported at the end, where it is certain); ``original`` keeps the recorded gaps between
-client sends, each capped. Either way every wait is bounded, by ``answer_timeout``, by the
+client sends, each capped, and still sends nothing before the answers the client had received
+when it sent (it may use a name one of them carried). Either way every wait is bounded, by ``answer_timeout``, by the
 recorded gaps and by the replay's overall deadline, and what the broker sends is read by one
 bounded reader thread per connection: a broker that floods, lies about sizes or goes silent
 ends the replay with a divergence, never a hang.
@@ -423,6 +424,10 @@ class Replayer:
             gap = 0.0 if prev_t is None else max(0.0, step.t - prev_t)
             if self.opts.timing == "original":
                 self._pump_until(prev_at + min(gap, self.opts.max_gap))
+                # and never before the answers the client had when it sent: it may use what they
+                # carry (a generated queue name in a reply-to), which a slower broker sends later
+                self._pump_until(time.monotonic() + self.opts.answer_timeout,
+                                 functools.partial(self._answers_in, step.index))
             else:
                 bound = self.opts.answer_timeout + min(1.5 * gap, self.opts.max_gap)
                 self._pump_until(time.monotonic() + bound, functools.partial(self._answers_in, step.index))
