@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from amqpspec import liveness
 from amqpspec.case import CaseSpec, Context, Skip, case_seed
 from amqpspec.errors import ConnectError
 from amqpspec.peer.amqp091 import Peer, UnexpectedReply
@@ -271,26 +272,7 @@ class Runner:
         return problem
 
     def _probe_once(self) -> str:
-        if self.options.protocol == "1.0":
-            return self._probe_once_10()
-        try:
-            peer = Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
-        except PeerError as exc:
-            return str(exc)
-        try:
-            peer.handshake(timeout=LIVENESS_TIMEOUT_S)
-            ch = peer.open_channel(timeout=LIVENESS_TIMEOUT_S)
-            name = f"amqpspec-liveness-{uuid.uuid4().hex}"
-            # any answer proves the broker is working, even a refusal of this declare
-            peer.call(ch, spec.QueueDeclare(queue=name, exclusive=True, auto_delete=True),
-                      ("queue.declare-ok", "channel.close"), LIVENESS_TIMEOUT_S)
-            return ""
-        except UnexpectedReply as exc:
-            return f"a fresh client got no answer at one step: {exc}"
-        except PeerError as exc:
-            return str(exc)
-        finally:
-            peer.close(timeout=0.5)
+        return liveness.problem(self.target, self.options.protocol, LIVENESS_TIMEOUT_S)
 
     def _speaks_091(self) -> bool:
         if self._091 is None:
@@ -299,22 +281,6 @@ class Runner:
             except ConnectError:
                 self._091 = False
         return self._091
-
-    def _probe_once_10(self) -> str:
-        from amqpspec.peer import amqp10
-
-        try:
-            peer = amqp10.Peer.connect(self.target, Transcript(), time.monotonic() + LIVENESS_TIMEOUT_S)
-        except PeerError as exc:
-            return str(exc)
-        try:
-            peer.handshake(timeout=LIVENESS_TIMEOUT_S)
-            peer.begin(timeout=LIVENESS_TIMEOUT_S)
-            return ""
-        except PeerError as exc:
-            return f"a fresh client got no answer at one step: {exc}"
-        finally:
-            peer.close(timeout=0.5)
 
     def _cleanup(self, ctx: Context) -> None:
         """Deletes what the case declared, on a fresh connection, whatever the case did.

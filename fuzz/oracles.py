@@ -28,7 +28,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqpspec.runner import RunOptions, Runner
+from amqpspec import liveness
+from amqpspec.runner import LIVENESS_TIMEOUT_S, RunOptions, Runner
 from amqpspec.target import Target
 from amqpspec.wire.amqp091 import frames as f091
 from amqpspec.wire.amqp10 import frames as f10
@@ -123,8 +124,7 @@ def classify(exp: Expectation, obs: Any, protocol: str) -> Verdict:
 def liveness_problem(target: Target, protocol: str) -> str:
     """Empty when the broker still serves a fresh, well-behaved client (handshake, channel or
     session, a declare for 0-9-1); else what went wrong. The runner's own probe."""
-    runner = Runner(target, [], RunOptions(protocol=protocol, liveness=True))
-    return runner._probe_once()
+    return liveness.problem(target, protocol, LIVENESS_TIMEOUT_S)
 
 
 def restart_broker(target: Target, protocol: str, command: str, wait: float = 60.0) -> str:

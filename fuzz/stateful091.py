@@ -25,7 +25,8 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from amqpspec.peer.amqp091 import Peer, UnexpectedReply
+from amqpspec import liveness
+from amqpspec.peer.amqp091 import Peer
 from amqpspec.peer.base import Closed, PeerError
 from amqpspec.wire.amqp091 import (
     RABBITMQ, SPEC, BodyFrame, Dialect, FieldTable, HeaderFrame, HeartbeatFrame, MalformedFrame, MethodFrame,
@@ -36,7 +37,7 @@ from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD
 from .model import load_strategies
 from .model091 import Model091, _props
 from .model_runner import RunConfig
-from .stateful_base import StatefulMachine, fresh_client_problem, round_robin
+from .stateful_base import StatefulMachine, round_robin
 
 TARGET = "stateful-0-9-1"
 PROTOCOL = "0-9-1"
@@ -480,15 +481,8 @@ def _next_deadline(model: Model091, default: float) -> float:
     return min(times, default=default)
 
 
-def liveness_091(target: Any, timeout: float) -> str:
-    """Empty when a fresh client can connect, open a channel and get an answer; else the problem."""
-    def steps(peer: Peer) -> None:
-        ch = peer.open_channel(timeout=timeout)
-        # as deep as the runner's probe: a broker can accept connections and still be wedged
-        peer.call(ch, spec.QueueDeclare(queue=f"amqpspec-liveness-{uuid.uuid4().hex}", exclusive=True),
-                  ("queue.declare-ok", "channel.close"), timeout)
-
-    return fresh_client_problem(Peer, UnexpectedReply, target, timeout, steps)
+# the runner's own probe: a fresh client connects, opens a channel and gets an answer to a declare
+liveness_091 = liveness.problem_091
 
 
 __all__ = ["build_machine", "liveness_091", "TARGET", "PROTOCOL", "FieldTable"]

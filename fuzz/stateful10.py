@@ -26,14 +26,15 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from amqpspec.peer.amqp10 import Peer, UnexpectedReply, performative_name
+from amqpspec import liveness
+from amqpspec.peer.amqp10 import Peer, performative_name
 from amqpspec.peer.base import Closed, PeerError
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, describe, spec, transfer_frames
 
 from .model import Violation
 from .model10 import SOFT, Model10, bare_of
 from .model_runner import RunConfig
-from .stateful_base import StatefulMachine, fresh_client_problem, round_robin
+from .stateful_base import StatefulMachine, round_robin
 
 TARGET = "stateful-1.0"
 PROTOCOL = "1.0"
@@ -346,9 +347,8 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
     return Stateful10
 
 
-def liveness_10(target: Any, timeout: float) -> str:
-    """Empty when a fresh client can connect, begin a session and get its begin back; else the problem."""
-    return fresh_client_problem(Peer, UnexpectedReply, target, timeout, lambda peer: peer.begin(timeout=timeout))
+# the runner's own probe: a fresh client connects, begins a session and gets its begin back
+liveness_10 = liveness.problem_10
 
 
 __all__ = ["build_machine", "liveness_10", "TARGET", "PROTOCOL"]

@@ -23,26 +23,6 @@ if TYPE_CHECKING:
     from .model_runner import RunConfig
 
 
-def fresh_client_problem(peer_cls: Any, unexpected: type[Exception], target: Any, timeout: float,
-                         steps: Callable[[Any], None]) -> str:
-    """Empty when a fresh client of ``peer_cls`` connects and gets an answer at each of ``steps``
-    (called with the handshaken peer); else the problem (``unexpected``: the peer's no-answer error)."""
-    try:
-        peer = peer_cls.connect(target, Transcript(), time.monotonic() + timeout)
-    except PeerError as exc:
-        return str(exc)
-    try:
-        peer.handshake(timeout=timeout)
-        steps(peer)
-        return ""
-    except unexpected as exc:
-        return f"a fresh client got no answer at one step: {exc}"
-    except PeerError as exc:
-        return str(exc)
-    finally:
-        peer.close(timeout=0.5)
-
-
 def round_robin(streams: list[list[Any]]) -> list[Any]:
     """One item of each stream in turn until all are used up (the streams are emptied): the
     frames of several contents or deliveries interleaved frame by frame."""
@@ -270,4 +250,4 @@ class StatefulMachine(RuleBasedStateMachine):
             raise error_type(sid)(v, {"draft": draft})
 
 
-__all__ = ["StatefulMachine", "fresh_client_problem", "round_robin"]
+__all__ = ["StatefulMachine", "round_robin"]
