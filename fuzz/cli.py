@@ -82,7 +82,7 @@ def _list_targets(protocol: str) -> None:
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
 @click.option("--seeds", "seed_paths", multiple=True, metavar="PATH",
               help="Recorded sessions to mutate (files or directories of `amqpspec record` transcripts, findings, "
-                   "pcaps; repeatable): enables the 'seeded' target (AMQP 0-9-1).")
+                   "pcaps; repeatable): enables the 'seeded' target of either protocol.")
 @click.option("--list-targets", is_flag=True, help="List the fuzz targets of the protocol and exit.")
 @guarded
 def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float | None, examples: int | None,

@@ -24,7 +24,7 @@ from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, ProtocolHeader, spec
 from amqpspec.wire.amqp10.frames import FRAME_HEADER_SIZE
 
 from . import expect10
-from .exec091 import SetupFailed, drain_close
+from .exec091 import SetupFailed, drain_close, write
 from .expectation import Expectation
 from .stimulus import Stimulus, describe as describe_item, resolve
 
@@ -226,13 +226,23 @@ def watch(peer: Peer, exp: Expectation, conn: expect10.Conn, sent: Probes, windo
 
 # ---------------------------------------------------------------------------- one example
 
-def send(peer: Peer, stimulus: Stimulus, real: bytes | None) -> None:
-    """Sends each item, the octets on the wire carrying ``real`` credentials, the transcript not."""
+def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Any] | tuple[Any, ...] = ()) -> bool:
+    """Sends the stimulus items, then the probe frames ``after`` them, in one write, as the 0-9-1
+    runner does: what the broker reads then depends on the octets alone, not on where a
+    thread switch happened to split them (RabbitMQ's 1.0 plugin resets a connection on an
+    attach to an unbegun channel when it arrives alone, and ignores it when more follows in
+    the same read -- a finding must replay the same). The octets on the wire carry ``real``
+    credentials; the transcript, entry per item, does not."""
+    parts = []
     for item in stimulus.items:
         data_rec = _encode(item)
-        data = _encode(resolve(item, real))
-        if not peer.link.send_bytes(data, describe_item("1.0", item), record=data_rec, redacted=data != data_rec):
-            return
+        real_item = resolve(item, real)
+        data = data_rec if real_item is item else _encode(real_item)
+        parts.append((data, describe_item("1.0", item), data_rec, data != data_rec))
+    for f in after:
+        data = f.encode()
+        parts.append((data, describe_item("1.0", f), data, False))
+    return write(peer, parts)  # type: ignore[arg-type]
 
 
 def _encode(item: Any) -> bytes:
@@ -277,9 +287,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, addres
         exp, sessions = expect10.expect_and_state(conn, octets)
         complete = conn.phase == "fresh" or whole_frames(octets)
         sent = probes(conn, stimulus, sessions, marker, address) if complete else Probes()
-        send(peer, stimulus, credentials(target) if target.credentials_given else None)
-        if sent:
-            peer.send(*sent.frames)
+        send(peer, stimulus, credentials(target) if target.credentials_given else None, sent.frames)
         obs = watch(peer, exp, conn, sent, min(window, PENDING_WINDOW) if exp.may_wait and not complete else window)
         return Run(exp, obs, transcript, conn, octets)
     finally:

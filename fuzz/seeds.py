@@ -4,10 +4,10 @@ Any file :func:`amqpspec.capture.transcripts.load` reads can be a seed -- a reco
 ``amqpspec record`` (pika, proton, kombu, an application), a result file of ``amqpspec run``,
 a finding, a pcap. For each client connection in it, the client's octets are cut into frames
 and the part after the opening handshake is kept: the AMQP 0-9-1 frames after
-``connection.open``. The handshake itself is redone
-by the fuzzer with the campaign's own credentials (a recording holds them masked), and
-channel-0 / connection-level endings are left out so that the probes after the stimulus still
-find a connection to talk on. AMQP 0-9-1 only for now (see :func:`load`).
+``connection.open``, the AMQP 1.0 frames after the client's ``open``. The handshake itself is
+redone by the fuzzer with the campaign's own credentials (a recording holds them masked), and
+connection-level endings (0-9-1 channel 0, a 1.0 ``close``) and heartbeats are left out so
+that the probes after the stimulus still find a connection to talk on.
 
 Loading never fails a campaign for one bad file: unreadable files and connections with
 nothing after the handshake are listed in :attr:`Corpus.skipped`; only a corpus with no usable
@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from amqpspec.capture import transcripts
+from amqpspec.capture.codec import StreamDecoder
 from amqpspec.errors import AmqpspecError, UsageError
 from amqpspec.wire.amqp091 import spec as spec091
+from amqpspec.wire.amqp10 import AMQPFrame, spec as spec10
 
 from .stimulus import RawItem, split_recorded
 
@@ -73,12 +75,28 @@ def _after_handshake_091(items: list[RawItem]) -> list[RawItem]:
     return []
 
 
+def _after_open_10(data: bytes) -> list[RawItem]:
+    """The client's AMQP frames after its open, less close (it would end the connection the
+    probes need); the decoder knows that the client's AMQP header follows its SASL frames."""
+    units = StreamDecoder("1.0", client=True).feed(data)
+    for i, u in enumerate(units):
+        if isinstance(u.item, AMQPFrame) and isinstance(u.item.performative, spec10.Open):
+            return [RawItem(x.raw, x.summary) for x in units[i + 1:]
+                    if isinstance(x.item, AMQPFrame) and x.item.performative is not None
+                    and not isinstance(x.item.performative, spec10.Close)]
+    return []
+
+
+def _after_handshake(protocol: str, sent: bytes) -> list[RawItem]:
+    if protocol == "0-9-1":
+        return _after_handshake_091(split_recorded(protocol, sent, header_first=True))
+    return _after_open_10(sent)
+
+
 def load(paths: tuple[str, ...] | list[str], protocol: str) -> Corpus:
     """The seeds of ``protocol`` in the given files and directories."""
-    if protocol != "0-9-1":
-        # a 1.0 seed would have to be re-addressed (attach source/target) to stay inside the
-        # campaign's own nodes; until that exists, 1.0 campaigns run without seeds
-        raise UsageError("--seeds works with AMQP 0-9-1 campaigns only, for now")
+    if protocol not in ("0-9-1", "1.0"):
+        raise UsageError(f"unknown protocol {protocol!r} for --seeds")
     corpus = Corpus(protocol)
     for path in _files(paths):
         try:
@@ -91,7 +109,7 @@ def load(paths: tuple[str, ...] | list[str], protocol: str) -> Corpus:
             continue
         for conn, entries in transcripts.by_connection(tf.entries).items():
             sent = b"".join(transcripts.entry_bytes(e) for e in entries if e.get("dir") == "send")
-            kept = _after_handshake_091(split_recorded(protocol, sent, header_first=True))
+            kept = _after_handshake(protocol, sent)
             where = f"{os.path.basename(path)}#{conn}"
             if not kept:
                 corpus.skipped.append(f"{where}: nothing sent after the opening handshake")

@@ -1,48 +1,61 @@
-"""The ``seeded`` AMQP 0-9-1 target: recorded client sessions, mutated.
+"""The ``seeded`` targets (one per protocol): recorded client sessions, mutated.
 
 With ``amqpspec fuzz --seeds PATH`` the frames real clients sent after their handshake
 (see :mod:`amqpspec.fuzz.seeds`) become stimuli: a seed as it is, or with a few mutations --
 a frame dropped, repeated, swapped with the next, cut short, one octet changed, moved to
-another channel, or a codec-drawn frame put in. Every example is judged like any other 0-9-1
-target: the spec-derived expectation of the octets actually sent (``expect091``) from a
-connection opened by the fuzzer, then the probes.
+another channel, or a codec-drawn frame put in. Every example is judged like any other target
+of its protocol: the spec-derived expectation of the octets actually sent (``expect091`` /
+``expect10``) from a connection opened by the fuzzer, then the probes.
 
-Names are made the campaign's own before anything is sent: every exchange, queue and routing
-key a seed names gets the campaign's prefix, so replaying an application's session never
-touches that application's queues (and what a stimulus declared is deleted after its batch).
+Names are made the campaign's own before anything is sent, so replaying an application's
+session never touches that application's nodes: in 0-9-1 every exchange, queue and routing key
+a seed names gets the campaign's prefix (and what a stimulus declared is deleted after its
+batch); in 1.0 every name in an attach's source and target address does -- each path segment
+of a RabbitMQ-style address (``/queue/NAME``, ``/exchange/X/KEY``), the keywords and ``amq.*``
+names kept -- and the queues those addresses make are deleted over 0-9-1 where the broker
+speaks it.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from amqpspec.capture.cleanup import QUEUE_ADDRESS_PREFIXES, SUITE_PREFIX
+from amqpspec.capture.codec import decode_one
+from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import FrameReader, MethodFrame, describe, encode
 from amqpspec.wire.amqp091.frames import FRAME_HEADER_SIZE
+from amqpspec.wire.amqp10 import AMQPFrame, spec as spec10
 
 from . import strategies091 as S
+from . import strategies10 as S10
 from .seeds import Corpus, Seed
 from .stimulus import RawItem, Stimulus
 from .targets import Env, FuzzTarget, register
 from .targets091 import _runner
+from .targets10 import _runner as _runner10
 
 NAME_DOMAINS = ("exchange-name", "queue-name")
 NAME_FIELDS = ("routing_key",)       # with the default exchange a routing key names a queue
 MUTATIONS = ("drop", "repeat", "swap", "cut", "octet", "channel", "insert")
 MAX_MUTATIONS = 3
-_CORPORA: dict[tuple[str, ...], Corpus] = {}
+ADDRESS_KEYWORDS = frozenset(("queue", "queues", "exchange", "exchanges", "topic", "amq", "key"))
+CHANNEL_EDGES_10 = (255, 256, 32767, 32768, 65535)
+_CORPORA: dict[tuple[str, tuple[str, ...]], Corpus] = {}
 
 
 def corpus(env: Env) -> Corpus | None:
     """The campaign's seeds (loaded once per process; None when no --seeds was given)."""
     if not env.seeds:
         return None
-    key = tuple(env.seeds)
+    key = (env.protocol, tuple(env.seeds))
     if key not in _CORPORA:
         from .seeds import load
 
-        _CORPORA[key] = load(list(key), "0-9-1")
+        _CORPORA[key] = load(list(key[1]), env.protocol)
     return _CORPORA[key]
 
 
@@ -52,9 +65,41 @@ def _own(value: Any, prefix: str) -> Any:
     return f"{prefix}-{value}"[:255]
 
 
-def rename(item: RawItem, prefix: str) -> RawItem:
-    """The frame with every exchange, queue and routing key made the campaign's own; frames
-    that are not well-formed method frames go as they are (they name nothing usable)."""
+def own_address(value: Any, prefix: str) -> Any:
+    """A 1.0 node address made the campaign's own: a plain name gets the prefix, and so does
+    every segment of a path address that is not one of its keywords or an ``amq.`` name."""
+    if not isinstance(value, str) or not value:
+        return value
+    if not value.startswith("/"):
+        return _own(value, prefix)
+    return "/".join(p if not p or p in ADDRESS_KEYWORDS else _own(p, prefix) for p in value.split("/"))
+
+
+def rename10(item: RawItem, prefix: str) -> RawItem:
+    """The frame with the addresses of an attach's source and target made the campaign's own;
+    every other frame goes as recorded."""
+    frame = decode_one("1.0", item.data)
+    if not (isinstance(frame, AMQPFrame) and isinstance(frame.performative, spec10.Attach)):
+        return item
+    attach = frame.performative
+    ends = {}
+    for attr in ("source", "target"):
+        end = getattr(attach, attr)
+        address = getattr(end, "address", None)
+        if isinstance(address, str) and own_address(address, prefix) != address:
+            ends[attr] = end.replace(address=own_address(address, prefix))
+    if not ends:
+        return item
+    frame = dataclasses.replace(frame, performative=attach.replace(**ends))
+    return RawItem(frame.encode(), frame.summary())
+
+
+def rename(item: RawItem, prefix: str, protocol: str = "0-9-1") -> RawItem:
+    """The frame with every exchange, queue and routing key (1.0: node address) made the
+    campaign's own; frames that are not well-formed method frames go as they are (they name
+    nothing usable)."""
+    if protocol == "1.0":
+        return rename10(item, prefix)
     reader = FrameReader(max_payload=len(item.data) + 16, expect_protocol_header=False)
     reader.feed(item.data)
     try:
@@ -78,7 +123,11 @@ def rename(item: RawItem, prefix: str) -> RawItem:
     return RawItem(encode(frame), describe(frame))
 
 
-def _raw(data: bytes, note: str) -> RawItem:
+def _raw(data: bytes, note: str, protocol: str = "0-9-1") -> RawItem:
+    if protocol == "1.0":
+        frame = decode_one("1.0", data)
+        text = frame.summary() if frame is not None else ""
+        return RawItem(data, f"{note}: {text or f'{len(data)} octets'}")
     reader = FrameReader(max_payload=len(data) + 16, expect_protocol_header=False)
     reader.feed(data)
     try:
@@ -87,6 +136,21 @@ def _raw(data: bytes, note: str) -> RawItem:
     except Exception:  # noqa: BLE001 - a mutated frame need not decode
         text = ""
     return RawItem(data, f"{note}: {text or f'{len(data)} octets'}")
+
+
+def _channel_at(protocol: str) -> int:
+    """Where the channel's two octets sit in a frame header (0-9-1: after TYPE; 1.0: after DOFF, TYPE)."""
+    return 1 if protocol == "0-9-1" else 6
+
+
+def _channels(protocol: str) -> SearchStrategy[int]:
+    return S.channels() if protocol == "0-9-1" else st.one_of(st.integers(0, 8), st.sampled_from(CHANNEL_EDGES_10))
+
+
+def _inserted(draw: Any, env: Env) -> bytes:
+    if env.protocol == "1.0":
+        return draw(S10.frames(), label="inserted").encode()
+    return encode(draw(S.frames(env.dialect, max_body=256), label="inserted"), env.dialect)
 
 
 def _mutate(items: list[RawItem], op: str, draw: Any, env: Env) -> list[RawItem]:
@@ -102,17 +166,19 @@ def _mutate(items: list[RawItem], op: str, draw: Any, env: Env) -> list[RawItem]
         return items[:i] + [items[i + 1], items[i]] + items[i + 2:]
     if op == "cut":  # the stream ends inside this frame: the broker waits for the rest or gives up
         k = draw(st.integers(1, max(1, len(frame) - 1)), label="octets kept")
-        return items[:i] + [_raw(frame[:k], "cut")]
+        return items[:i] + [_raw(frame[:k], "cut", env.protocol)]
     if op == "octet":
         j = draw(st.integers(0, len(frame) - 1), label="position")
         v = draw(st.integers(0, 255).filter(lambda b: b != frame[j]), label="octet")
-        return items[:i] + [_raw(frame[:j] + bytes((v,)) + frame[j + 1:], f"octet {j} := {v}")] + items[i + 1:]
-    if op == "channel" and len(frame) >= FRAME_HEADER_SIZE:
-        ch = draw(S.channels(), label="channel")
-        return items[:i] + [_raw(frame[:1] + ch.to_bytes(2, "big") + frame[3:], f"channel := {ch}")] + items[i + 1:]
+        changed = frame[:j] + bytes((v,)) + frame[j + 1:]
+        return items[:i] + [_raw(changed, f"octet {j} := {v}", env.protocol)] + items[i + 1:]
+    at = _channel_at(env.protocol)
+    if op == "channel" and len(frame) >= max(FRAME_HEADER_SIZE, at + 2):
+        ch = draw(_channels(env.protocol), label="channel")
+        changed = frame[:at] + ch.to_bytes(2, "big") + frame[at + 2:]
+        return items[:i] + [_raw(changed, f"channel := {ch}", env.protocol)] + items[i + 1:]
     if op == "insert":
-        new = draw(S.frames(env.dialect, max_body=256), label="inserted")
-        return items[:i] + [_raw(encode(new, env.dialect), "inserted")] + items[i:]
+        return items[:i] + [_raw(_inserted(draw, env), "inserted", env.protocol)] + items[i:]
     return items
 
 
@@ -125,11 +191,11 @@ def stimuli(env: Env) -> SearchStrategy[Stimulus]:
     @st.composite
     def build(draw: Any) -> Stimulus:
         seed: Seed = draw(st.sampled_from(c.seeds), label="seed")
-        items = [rename(x, prefix) for x in seed.frames]
+        items = [rename(x, prefix, env.protocol) for x in seed.frames]
         ops = draw(st.lists(st.sampled_from(MUTATIONS), max_size=MAX_MUTATIONS), label="mutations")
         for op in ops:
             items = _mutate(items, op, draw, env) or items   # a stimulus always sends something
-        return Stimulus("0-9-1", tuple(items))
+        return Stimulus(env.protocol, tuple(items))
 
     return build()
 
@@ -138,7 +204,45 @@ def _needs(env: Env) -> str:
     return "" if env.seeds else "no seeds: give --seeds PATH (recordings of `amqpspec record`, findings, pcaps)"
 
 
-register(FuzzTarget("seeded", "0-9-1", "after-open",
-                    "recorded client sessions (--seeds PATH) after their handshake, as they are or mutated: frames "
-                    "dropped, repeated, swapped, cut, an octet or channel changed, codec-drawn frames put in",
-                    stimuli, _runner("after-open"), needs=_needs))
+def _near_suite_name(name: str) -> bool:
+    """A name the campaign made: its prefix, or its prefix with one octet changed by a mutation."""
+    head = name[:len(SUITE_PREFIX)]
+    return len(head) == len(SUITE_PREFIX) and sum(x != y for x, y in zip(head, SUITE_PREFIX)) <= 1
+
+
+def made_queues(stimulus: Stimulus) -> list[str]:
+    """The queues the stimulus's attaches may have made (RabbitMQ makes one for ``/queue/NAME``):
+    names the renaming gave the campaign's prefix, and the near misses an octet mutation made
+    of them, so that a mutated seed leaves no queue behind either."""
+    out: list[str] = []
+    for item in stimulus.items:
+        frame = decode_one("1.0", item.data) if isinstance(item, RawItem) else item
+        if not (isinstance(frame, AMQPFrame) and isinstance(frame.performative, spec10.Attach)):
+            continue
+        for end in (frame.performative.source, frame.performative.target):
+            address = getattr(end, "address", None)
+            if not isinstance(address, str):
+                continue
+            for prefix in QUEUE_ADDRESS_PREFIXES:
+                name = address[len(prefix):] if address.startswith(prefix) else ""
+                if name and "/" not in name and _near_suite_name(name):
+                    out.append(name)
+                    break
+    return list(dict.fromkeys(out))
+
+
+def _runner_10() -> Any:
+    """The 1.0 runner from ``open``, with the queues the stimulus's attaches made to delete afterwards."""
+    run_open = _runner10("open")
+
+    def run(env: Env, stimulus: Stimulus, transcript: Transcript) -> Any:
+        exp, obs, octets, cleanup = run_open(env, stimulus, transcript)
+        return exp, obs, octets, cleanup + [("queue", q) for q in made_queues(stimulus)]
+    return run
+
+
+_DESCRIPTION = ("recorded client sessions (--seeds PATH) after their handshake, as they are or mutated: frames "
+                "dropped, repeated, swapped, cut, an octet or channel changed, codec-drawn frames put in")
+register(FuzzTarget("seeded", "0-9-1", "after-open", _DESCRIPTION, stimuli, _runner("after-open"), needs=_needs))
+register(FuzzTarget("seeded", "1.0", "open", _DESCRIPTION + "; attach addresses made the campaign's own",
+                    stimuli, _runner_10(), needs=_needs))

@@ -89,3 +89,35 @@ def test_fuzz_rabbitmq_amqp10(rabbitmq: Any, tmp_path: Path) -> None:
     names = TARGETS + ["sasl-init"]
     stats, out = _campaign(url, tmp_path, names, 45)
     _check(url, Target.parse(url).password.reveal() or None, stats, out, names)
+
+
+SEED_10 = Path(__file__).resolve().parents[1] / "data" / "seeds" / "proton-session.json"
+
+
+def _queues(port: int = 15672) -> set[str] | None:
+    """Queue names through RabbitMQ's management API (None when it does not answer)."""
+    import base64
+    import urllib.request
+
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/queues?columns=name",
+                                 headers={"Authorization": "Basic " + base64.b64encode(b"guest:guest").decode()})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:   # noqa: S310 - loopback management API
+            return {q["name"] for q in json.load(resp)}
+    except OSError:
+        return None
+
+
+def test_fuzz_rabbitmq_amqp10_seeded(rabbitmq: Any, tmp_path: Path) -> None:
+    # a recorded proton session, re-addressed into the campaign's own queues and mutated
+    url = rabbitmq.url
+    target = Target.parse(url)
+    cfg = Config(url=url, protocol="1.0", targets=["seeded"], broker=probe_broker(target, protocol="1.0"), seed=1,
+                 examples=40, window=1.0, shrink_time=3.0, seeds=(str(SEED_10),))
+    out = tmp_path / "findings"
+    stats = Campaign(cfg, str(out), control=False).run()
+    _check(url, target.password.reveal() or None, stats, out, ["seeded"])
+    queues = _queues()
+    if queues is not None:
+        mine = sorted(q for q in queues if q.startswith(f"amqpspec-fuzz-{cfg.run_id[:8]}"))
+        assert not mine, mine                               # what the seeds' attaches made is deleted
