@@ -591,6 +591,10 @@ class Worker:
             # admitted speaks for all of them (slots waiting for a probe share the next one)
             problem, covers = self.probes.covering(seq) if due else ("", 0)
             with self.lock:
+                if not problem and self.shared.epoch.value != epoch:
+                    # the broker was restarted after this example began (another slot's crash):
+                    # what it saw -- a reset as the broker died -- says nothing about it; run again
+                    continue
                 return self._judge(ft, ex, shrinking, epoch, slot, due, problem, covers)
 
     def _setup_failed(self, ft: FuzzTarget, shrinking: bool, exc: SetupFailed, epoch: int) -> None:
