@@ -14,16 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from amqpspec import __version__
-from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError
+from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError, StreamPeer
 from amqpspec.target import BrokerInfo, Target
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import (
-    PROTOCOL_HEADER, SPEC, Dialect, Frame, FrameReader, HeartbeatFrame, MethodFrame,
+    PROTOCOL_HEADER, SPEC, Dialect, FrameReader, HeartbeatFrame, MethodFrame,
     ProtocolHeader, describe, encode, spec, to_plain,
 )
 from amqpspec.wire.amqp091.base import Method
 from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, Decoded, Sendable
-from amqpspec.wire.errors import FrameError
 from amqpspec.wire.raw import Raw
 
 DEFAULT_FRAME_MAX = 131072      # what we ask for when the broker proposes no limit
@@ -125,7 +124,7 @@ class UnexpectedReply(PeerError):
         super().__init__(f"expected {wanted}, got {what}")
 
 
-class Peer:
+class Peer(StreamPeer):
     """One raw AMQP 0-9-1 connection."""
 
     def __init__(self, link: Link, target: Target, dialect: Dialect = SPEC) -> None:
@@ -167,55 +166,12 @@ class Peer:
     def send_method(self, channel: int, method: Method) -> bool:
         return self.send(MethodFrame(channel, method))
 
-    def send_slowly(self, data: bytes, chunk: int = 1, pause: float = 0.005) -> bool:
-        """Sends octets in small pieces, so the broker sees them in separate TCP segments."""
-        for i in range(0, len(data), chunk):
-            if not self.link.send_bytes(data[i:i + chunk], f"raw {len(data[i:i + chunk])} octets (piece {i // chunk + 1})"):
-                return False
-            time.sleep(pause)
-        return True
-
     # ------------------------------------------------------------------ receiving
-    def recv(self, timeout: float = 5.0) -> Item | None:
-        """The next frame/header, a Closed, or None when ``timeout`` (or the deadline) passes."""
-        if self._queue:
-            return self._queue.popleft()
-        stop = time.monotonic() + max(0.0, self.link.remaining(timeout))
-        while True:
-            if self.framing_error is None:
-                try:
-                    item = self.reader.next()
-                except FrameError as exc:
-                    self.framing_error = str(exc)
-                    self.link.transcript.event(f"undecodable stream from broker: {exc}", self.link.conn)
-                    item = None
-                if item is not None:
-                    self.link.transcript.add("recv", self.reader.last_raw, describe(item), self.link.conn)
-                    return item
-            left = stop - time.monotonic()
-            if left <= 0:
-                # a socket the suite closed (the runner's hard deadline) says so even past the deadline:
-                # a case that loops on recv must see the end, not an endless run of timeouts
-                return self.link.closed if self.link.closed is not None and self.link.closed.how == "local" else None
-            data = self.link.read_some(left)
-            if data is None:
-                return None
-            if isinstance(data, Closed):
-                if self.reader.pending and self.framing_error is None:
-                    self.link.transcript.add("recv", self.reader.pending_bytes(),
-                                             f"{self.reader.pending} octets of an incomplete frame", self.link.conn)
-                    self.reader = FrameReader(self.reader.max_payload, self.dialect, False)
-                return data
-            if self.framing_error is not None:
-                if not self.discarded:  # keep the start as evidence, count the rest
-                    self.link.transcript.add("recv", data, f"raw {len(data)} octets after undecodable data", self.link.conn)
-                self.discarded += len(data)
-                continue
-            self.reader.feed(data)
+    def _describe(self, item: Any) -> str:
+        return describe(item)
 
-    def unread(self, item: Decoded) -> None:
-        """Puts a received item back: the next recv returns it first."""
-        self._queue.appendleft(item)
+    def _reader_after_end(self) -> FrameReader:
+        return FrameReader(self.reader.max_payload, self.dialect, False)
 
     def expect(self, *names: str, channel: int | None = None, timeout: float = 5.0) -> MethodFrame:
         """Waits for one of the named methods; heartbeats are skipped, anything else raises."""

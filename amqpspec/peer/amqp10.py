@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from amqpspec import __version__
-from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError
+from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError, StreamPeer
 from amqpspec.target import BrokerInfo, Target
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp10 import (
@@ -23,7 +23,6 @@ from amqpspec.wire.amqp10 import (
 __all__ = ["Peer", "Observation", "Opened", "UnexpectedReply", "AMQPFrame", "SASLFrame", "ProtocolHeader",
            "performative_name", "error_condition"]
 from amqpspec.wire.amqp10.frames import Decoded
-from amqpspec.wire.errors import FrameError
 
 DEFAULT_MAX_FRAME = 65536       # what we propose in open
 READ_CAP = 16 << 20             # reading cap while the broker's max-frame-size is unknown or huge
@@ -122,7 +121,7 @@ class Opened:
     opened: bool = False
 
 
-class Peer:
+class Peer(StreamPeer):
     """One raw AMQP 1.0 connection."""
 
     STAGES = ("new", "sasl", "header", "open")
@@ -157,52 +156,12 @@ class Peer:
                 self.close_sent = True
         return ok
 
-    def send_slowly(self, data: bytes, chunk: int = 1, pause: float = 0.005) -> bool:
-        for i in range(0, len(data), chunk):
-            if not self.link.send_bytes(data[i:i + chunk], f"raw {len(data[i:i + chunk])} octets (piece {i // chunk + 1})"):
-                return False
-            time.sleep(pause)
-        return True
-
     # ------------------------------------------------------------------ receiving
-    def recv(self, timeout: float = 5.0) -> Item | None:
-        if self._queue:
-            return self._queue.popleft()
-        stop = time.monotonic() + max(0.0, self.link.remaining(timeout))
-        while True:
-            if self.framing_error is None:
-                try:
-                    item = self.reader.next()
-                except FrameError as exc:
-                    self.framing_error = str(exc)
-                    self.link.transcript.event(f"undecodable stream from broker: {exc}", self.link.conn)
-                    item = None
-                if item is not None:
-                    self.link.transcript.add("recv", self.reader.last_raw, describe(item), self.link.conn)
-                    return item
-            left = stop - time.monotonic()
-            if left <= 0:
-                # a socket the suite closed (the runner's hard deadline) says so even past the deadline:
-                # a case that loops on recv must see the end, not an endless run of timeouts
-                return self.link.closed if self.link.closed is not None and self.link.closed.how == "local" else None
-            data = self.link.read_some(left)
-            if data is None:
-                return None
-            if isinstance(data, Closed):
-                if self.reader.pending and self.framing_error is None:
-                    self.link.transcript.add("recv", self.reader.pending_bytes(),
-                                             f"{self.reader.pending} octets of an incomplete frame", self.link.conn)
-                    self.reader = FrameReader(self.reader.max_frame_size, False)
-                return data
-            if self.framing_error is not None:
-                if not self.discarded:
-                    self.link.transcript.add("recv", data, f"raw {len(data)} octets after undecodable data", self.link.conn)
-                self.discarded += len(data)
-                continue
-            self.reader.feed(data)
+    def _describe(self, item: Any) -> str:
+        return describe(item)
 
-    def unread(self, item: Decoded) -> None:
-        self._queue.appendleft(item)
+    def _reader_after_end(self) -> FrameReader:
+        return FrameReader(self.reader.max_frame_size, False)
 
     def expect(self, *names: str, channel: int | None = None, timeout: float = 5.0) -> Any:
         """Waits for one of the named performatives (or SASL frames); empty frames are skipped.

@@ -11,10 +11,13 @@ import socket
 import ssl
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
+from amqpspec.wire.errors import FrameError
 
 READ_SIZE = 65536
 
@@ -134,3 +137,76 @@ class Link:
                 self.sock.close()
             except OSError:
                 pass
+
+
+class StreamPeer:
+    """What the raw peers of both protocols share: a bounded reader over the link, items put
+    back with :meth:`unread`, and the rules for a stream that ends mid-frame or stops decoding.
+
+    A subclass sets ``link``, ``reader`` (a frame reader with ``feed``, ``next``, ``last_raw``,
+    ``pending``, ``pending_bytes``), ``framing_error``, ``discarded`` and ``_queue``, and says
+    how to describe an item and how to make a reader that starts afresh mid-connection.
+    """
+
+    link: Link
+    reader: Any
+    framing_error: str | None
+    discarded: int
+    _queue: deque[Any]
+
+    def _describe(self, item: Any) -> str:
+        raise NotImplementedError
+
+    def _reader_after_end(self) -> Any:
+        """A reader like the current one, expecting no protocol header (after a partial frame)."""
+        raise NotImplementedError
+
+    def unread(self, item: Any) -> None:
+        """Puts a received item back: the next recv returns it first."""
+        self._queue.appendleft(item)
+
+    def send_slowly(self, data: bytes, chunk: int = 1, pause: float = 0.005) -> bool:
+        """Sends octets in small pieces, so the broker sees them in separate TCP segments."""
+        for i in range(0, len(data), chunk):
+            piece = data[i:i + chunk]
+            if not self.link.send_bytes(piece, f"raw {len(piece)} octets (piece {i // chunk + 1})"):
+                return False
+            time.sleep(pause)
+        return True
+
+    def recv(self, timeout: float = 5.0) -> Any:
+        """The next frame/header, a Closed, or None when ``timeout`` (or the deadline) passes."""
+        if self._queue:
+            return self._queue.popleft()
+        stop = time.monotonic() + max(0.0, self.link.remaining(timeout))
+        while True:
+            if self.framing_error is None:
+                try:
+                    item = self.reader.next()
+                except FrameError as exc:
+                    self.framing_error = str(exc)
+                    self.link.transcript.event(f"undecodable stream from broker: {exc}", self.link.conn)
+                    item = None
+                if item is not None:
+                    self.link.transcript.add("recv", self.reader.last_raw, self._describe(item), self.link.conn)
+                    return item
+            left = stop - time.monotonic()
+            if left <= 0:
+                # a socket the suite closed (the runner's hard deadline) says so even past the deadline:
+                # a case that loops on recv must see the end, not an endless run of timeouts
+                return self.link.closed if self.link.closed is not None and self.link.closed.how == "local" else None
+            data = self.link.read_some(left)
+            if data is None:
+                return None
+            if isinstance(data, Closed):
+                if self.reader.pending and self.framing_error is None:
+                    self.link.transcript.add("recv", self.reader.pending_bytes(),
+                                             f"{self.reader.pending} octets of an incomplete frame", self.link.conn)
+                    self.reader = self._reader_after_end()
+                return data
+            if self.framing_error is not None:
+                if not self.discarded:  # keep the start as evidence, count the rest
+                    self.link.transcript.add("recv", data, f"raw {len(data)} octets after undecodable data", self.link.conn)
+                self.discarded += len(data)
+                continue
+            self.reader.feed(data)
