@@ -325,7 +325,7 @@ class Peer(StreamPeer):
         obs = Observation()
         started = time.monotonic()
         until = started + max(0.0, self.link.remaining(window) - 0.05)
-        probe_reply = None
+        probe_reply: str | None = None
         if probe_channel is not None:
             probe = True
             self.send(MethodFrame(probe_channel, spec.ExchangeDeclare(exchange="amq.direct", type="direct", passive=True)))
@@ -336,32 +336,19 @@ class Peer(StreamPeer):
             self.send(MethodFrame(probe_channel, spec.ChannelOpen()))
             probe_reply = "channel.open-ok"
             obs.probe_ok = False
-        while True:
-            left = until - time.monotonic()
-            if left <= 0:
-                break
-            item = self.recv(left)
-            if item is None:
-                if self.framing_error is not None and obs.framing_error is None:
-                    obs.framing_error = self.framing_error
-                    obs.end = "framing-error"
-                    if not self.link.closed:
-                        continue
-                break
-            if isinstance(item, Closed):
-                obs.end = item.how if item.how != "local" else "fin"
-                break
+
+        def on_item(item: Any) -> bool:
             if probe_reply is not None and isinstance(item, MethodFrame) and item.channel == probe_channel \
                     and item.method.NAME == probe_reply:
                 obs.probe_ok = True
                 if probe_reply == "channel.open-ok":
                     self.send(MethodFrame(probe_channel, spec.ChannelClose(200, "probe done", 0, 0)))
                     self._drain_close_ok(probe_channel, until)
-                break
+                return True
             obs.received.append(item)
             if probe_reply is not None and isinstance(item, MethodFrame) and item.method.NAME == "channel.close" \
                     and item.channel == probe_channel:
-                break  # the probed channel is closed: its probe can never be answered
+                return True  # the probed channel is closed: its probe can never be answered
             if isinstance(item, MethodFrame) and item.method.NAME == "connection.close" and item.channel == 0 and reply_close_ok:
                 self.send(MethodFrame(0, spec.ConnectionCloseOk()))
                 self.close_ok_sent = True
@@ -370,14 +357,12 @@ class Peer(StreamPeer):
                 obs.end = "stopped"
                 if obs.replied_close_ok:  # the connection is ending: record how (FIN, RST, or not at all)
                     obs.end = self._await_socket_close(min(until, time.monotonic() + CLOSE_DRAIN_S), obs)
-                break
-        if self.framing_error is not None and obs.framing_error is None:
-            obs.framing_error = self.framing_error
-            if obs.end == "open":
-                obs.end = "framing-error"
+                return True
+            return False
+
+        self._watch(obs, started, until, on_item)
         if self.discarded:
             self.link.transcript.event(f"{self.discarded} octets received after the undecodable data in all", self.link.conn)
-        obs.elapsed = time.monotonic() - started
         return obs
 
     def _await_socket_close(self, until: float, obs: Observation) -> str:

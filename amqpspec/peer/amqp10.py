@@ -364,40 +364,24 @@ class Peer(StreamPeer):
             self.send(AMQPFrame(probe_channel, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW,
                                                           outgoing_window=WINDOW)))
             obs.probe_ok = False
-        while True:
-            left = until - time.monotonic()
-            if left <= 0:
-                break
-            item = self.recv(left)
-            if item is None:
-                if self.framing_error is not None and obs.framing_error is None:
-                    obs.framing_error = self.framing_error
-                    obs.end = "framing-error"
-                    if not self.link.closed:
-                        continue
-                break
-            if isinstance(item, Closed):
-                obs.end = item.how if item.how != "local" else "fin"
-                break
+
+        def on_item(item: Any) -> bool:
             name = performative_name(item)
             if probe_channel is not None and name == "begin" and \
-                    getattr(item.performative, "remote_channel", None) == probe_channel:  # type: ignore[union-attr]
+                    getattr(item.performative, "remote_channel", None) == probe_channel:
                 obs.probe_ok = True
                 self.send(AMQPFrame(probe_channel, spec.End()))
-                break
+                return True
             obs.received.append(item)
             if name == "close" and reply_close and not self.close_sent:
                 self.send(AMQPFrame(0, spec.Close()))
                 obs.replied_close = True
             if stop is not None and stop(item):
                 obs.end = "stopped"
-                break
-        if self.framing_error is not None and obs.framing_error is None:
-            obs.framing_error = self.framing_error
-            if obs.end == "open":
-                obs.end = "framing-error"
-        obs.elapsed = time.monotonic() - started
-        return obs
+                return True
+            return False
+
+        return self._watch(obs, started, until, on_item)
 
 
 def _as_list(value: Any) -> list[Any]:

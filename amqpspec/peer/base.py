@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
@@ -210,3 +210,31 @@ class StreamPeer:
                 self.discarded += len(data)
                 continue
             self.reader.feed(data)
+
+    def _watch(self, obs: Any, started: float, until: float, on_item: Callable[[Any], bool]) -> Any:
+        """Feeds what the broker sends to ``on_item`` (True: the observation is over) until
+        ``until``, the socket's end, or a stream that stops decoding; sets ``obs.end``,
+        ``obs.framing_error`` and ``obs.elapsed``."""
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            item = self.recv(left)
+            if item is None:
+                if self.framing_error is not None and obs.framing_error is None:
+                    obs.framing_error = self.framing_error
+                    obs.end = "framing-error"
+                    if not self.link.closed:
+                        continue
+                break
+            if isinstance(item, Closed):
+                obs.end = item.how if item.how != "local" else "fin"
+                break
+            if on_item(item):
+                break
+        if self.framing_error is not None and obs.framing_error is None:
+            obs.framing_error = self.framing_error
+            if obs.end == "open":
+                obs.end = "framing-error"
+        obs.elapsed = time.monotonic() - started
+        return obs

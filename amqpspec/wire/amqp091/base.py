@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from amqpspec.wire.errors import DecodeError, EncodeError
-from amqpspec.wire.raw import Raw, Sized
+from amqpspec.wire.raw import Raw
 from amqpspec.wire.amqp091 import primitives as p
 from amqpspec.wire.amqp091.table import SPEC, Dialect, decode_table, encode_table
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterator, Union
+from typing import Any, ClassVar, Union
 
 from amqpspec.wire.errors import DecodeError, FrameError
+from amqpspec.wire.stream import OctetStream
 from amqpspec.wire.amqp091 import spec
 from amqpspec.wire.amqp091.base import Method, Properties, UnknownMethod
 from amqpspec.wire.amqp091.table import SPEC, Dialect
@@ -254,7 +255,7 @@ def decode_frame(ftype: int, channel: int, payload: bytes, dialect: Dialect = SP
 Decoded = Union[Frame, ProtocolHeader]
 
 
-class FrameReader:
+class FrameReader(OctetStream):
     """Incremental decoder of a byte stream from a peer.
 
     ``feed`` bytes as they arrive and iterate to get complete frames. A protocol header
@@ -263,52 +264,22 @@ class FrameReader:
     """
 
     def __init__(self, max_payload: int = 1 << 20, dialect: Dialect = SPEC, expect_protocol_header: bool = True) -> None:
+        super().__init__()
         self.max_payload = max_payload
         self.dialect = dialect
-        self._buf = bytearray()
-        self._pos = 0
         self._at_start = expect_protocol_header
         self.frames_read = 0
-        self.last_raw = b""  # the exact octets of the item last returned, for transcripts
-
-    @property
-    def pending(self) -> int:
-        """Octets received but not yet part of a complete frame."""
-        return len(self._buf) - self._pos
-
-    def pending_bytes(self) -> bytes:
-        return bytes(self._buf[self._pos:])
-
-    def feed(self, data: bytes) -> None:
-        if self._pos > 65536 and self._pos * 2 > len(self._buf):
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
-
-    def __iter__(self) -> Iterator[Decoded]:
-        while True:
-            item = self.next()
-            if item is None:
-                return
-            yield item
 
     def next(self) -> Decoded | None:
+        if self._at_start:
+            raw = self._header_here()
+            if raw == b"":
+                return None  # could still become a protocol header
+            self._at_start = False
+            if raw is not None:
+                return ProtocolHeader(raw)
         buf, pos = self._buf, self._pos
         avail = len(buf) - pos
-        if self._at_start:
-            if avail < 4:
-                if bytes(buf[pos:pos + avail]) == b"AMQP"[:avail]:
-                    return None  # could still become a protocol header
-                self._at_start = False
-            elif buf[pos:pos + 4] == b"AMQP":
-                if avail < 8:
-                    return None
-                self._pos += 8
-                self._at_start = False
-                self.last_raw = bytes(buf[pos:pos + 8])
-                return ProtocolHeader(self.last_raw)
-            else:
-                self._at_start = False
         if avail < FRAME_HEADER_SIZE:
             return None
         ftype, channel, size = _HDR.unpack_from(buf, pos)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterator, Union
+from typing import Any, ClassVar, Union
 
 from amqpspec.wire.errors import DecodeError, FrameError
+from amqpspec.wire.stream import OctetStream
 from amqpspec.wire.amqp10 import spec
 from amqpspec.wire.amqp10.composite import Composite, DescribedBase, show
 from amqpspec.wire.amqp10.types import BY_CODE, Decoder, Encoded, encode as encode_value
@@ -352,7 +353,7 @@ def decode_frame(data: bytes) -> Frame:
 Decoded = Union[Frame, ProtocolHeader]
 
 
-class FrameReader:
+class FrameReader(OctetStream):
     """Incremental, bounded decoder of the octets a peer sends.
 
     ``feed`` octets as they arrive and iterate to get complete frames and protocol headers.
@@ -366,20 +367,11 @@ class FrameReader:
     """
 
     def __init__(self, max_frame_size: int = 1 << 20, expect_header: bool = True) -> None:
+        super().__init__()
         self.max_frame_size = max_frame_size
-        self._buf = bytearray()
-        self._pos = 0
         self._expect_header = expect_header
         self.frames_read = 0
         self.headers_read = 0
-        self.last_raw = b""  # the exact octets of the item last returned, for transcripts
-
-    @property
-    def pending(self) -> int:
-        return len(self._buf) - self._pos
-
-    def pending_bytes(self) -> bytes:
-        return bytes(self._buf[self._pos:])
 
     def expect_header(self) -> None:
         """The next item may be a protocol header (after TLS, or a SASL outcome seen elsewhere)."""
@@ -389,37 +381,17 @@ class FrameReader:
     def expecting_header(self) -> bool:
         return self._expect_header
 
-    def feed(self, data: bytes) -> None:
-        if self._pos > 65536 and self._pos * 2 > len(self._buf):
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
-
-    def __iter__(self) -> Iterator[Decoded]:
-        while True:
-            item = self.next()
-            if item is None:
-                return
-            yield item
-
     def next(self) -> Decoded | None:
+        if self._expect_header:
+            raw = self._header_here()
+            if raw == b"":
+                return None  # could still become a protocol header
+            self._expect_header = False
+            if raw is not None:
+                self.headers_read += 1
+                return ProtocolHeader(raw)
         buf, pos = self._buf, self._pos
         avail = len(buf) - pos
-        if self._expect_header:
-            if avail < 4:
-                if bytes(buf[pos:pos + avail]) == b"AMQP"[:avail]:
-                    return None  # could still become a protocol header
-                self._expect_header = False
-            elif buf[pos:pos + 4] == b"AMQP":
-                if avail < 8:
-                    return None
-                self._pos += 8
-                self._expect_header = False
-                self.headers_read += 1
-                self.last_raw = bytes(buf[pos:pos + 8])
-                return ProtocolHeader(self.last_raw)
-            else:
-                self._expect_header = False
         if avail < 4:
             return None
         size = int.from_bytes(buf[pos:pos + 4], "big")
