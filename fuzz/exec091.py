@@ -29,6 +29,12 @@ from .stimulus import Stimulus, describe as describe_item, resolve
 
 FUZZ_FRAME_MAX = spec.FRAME_MIN_SIZE   # negotiated after tune: oversized frames stay cheap to send
 STIMULUS_CHANNEL = 1
+#: the channel-open start state also has this channel open, for the probe: a basic.qos on it
+#: is answered by any broker that still serves the connection, and it stays open from one
+#: example to the next on a reused connection, where opening and closing a fresh probe
+#: channel per example doubled the broker's work on cheap targets (channel-error)
+PROBE_CHANNEL = 2
+HOME_CHANNELS = (STIMULUS_CHANNEL, PROBE_CHANNEL)   # open in the channel-open start state
 #: where each 0-9-1 target starts: handshake step reached before the stimulus
 START_STATES = ("fresh", "after-start", "after-tune", "after-tune-ok", "after-open", "channel-open")
 CLOSE_DRAIN_S = 0.05
@@ -55,12 +61,13 @@ def reach(peer: Peer, start: str) -> expect091.Conn:
         n = peer.handshake(upto=upto, frame_max=FUZZ_FRAME_MAX, timeout=3.0)
         if start == "channel-open":
             peer.open_channel(STIMULUS_CHANNEL, timeout=3.0)
+            peer.open_channel(PROBE_CHANNEL, timeout=3.0)
     except PeerError as exc:
         raise SetupFailed(f"could not reach {start}: {exc}") from None
     mechanisms = tuple(peer.broker_info().mechanisms)
     proposed = (n.tune.channel_max, n.tune.frame_max, n.tune.heartbeat) if n.tune is not None else (0, 0, 0)
     phase = {"after-start": "after-start", "after-tune": "after-tune", "after-tune-ok": "after-tune-ok"}.get(start, "open")
-    channels = frozenset({STIMULUS_CHANNEL}) if start == "channel-open" else frozenset()
+    channels = frozenset(HOME_CHANNELS) if start == "channel-open" else frozenset()
     return expect091.Conn(phase=phase, frame_max=n.frame_max if phase in ("after-tune-ok", "open") else 0,
                           channel_max=n.channel_max, channels=channels, mechanisms=mechanisms, proposed=proposed,
                           vhost=peer.target.vhost)
@@ -76,8 +83,22 @@ def probe_channel(conn: expect091.Conn, stimulus: Stimulus) -> int:
     return top
 
 
+def touched(stimulus: Stimulus) -> set[int] | None:
+    """The channels the stimulus's frames name (None: an item whose channel is not known)."""
+    out: set[int] = set()
+    for item in stimulus.items:
+        ch = getattr(item, "channel", None)
+        if not isinstance(ch, int):
+            return None
+        out.add(ch)
+    return out
+
+
 def probes(conn: expect091.Conn, stimulus: Stimulus) -> tuple[list[Frame], tuple[tuple[str, int], ...]]:
-    """(frames sent after the stimulus, replies that must all come back)."""
+    """(frames sent after the stimulus, replies that must all come back): a basic.qos on the
+    stimulus channel where one was open (it shows the stimulus was processed without a channel
+    exception), and on the standing probe channel -- or, where the stimulus went there too or
+    there is none, a channel.open on a fresh channel (it shows the connection still serves)."""
     if conn.phase == "after-tune":  # tune-ok targets: the open that follows is the probe
         return [MethodFrame(0, spec.ConnectionOpen(conn.vhost))], ()
     if conn.phase != "open":
@@ -87,6 +108,11 @@ def probes(conn: expect091.Conn, stimulus: Stimulus) -> tuple[list[Frame], tuple
     if STIMULUS_CHANNEL in conn.channels:
         frames.append(MethodFrame(STIMULUS_CHANNEL, spec.BasicQos(0, 0, False)))
         awaits.append(("basic.qos-ok", STIMULUS_CHANNEL))
+    names = touched(stimulus)
+    if PROBE_CHANNEL in conn.channels and names is not None and PROBE_CHANNEL not in names:
+        frames.append(MethodFrame(PROBE_CHANNEL, spec.BasicQos(0, 0, False)))
+        awaits.append(("basic.qos-ok", PROBE_CHANNEL))
+        return frames, tuple(awaits)
     p = probe_channel(conn, stimulus)
     frames.append(MethodFrame(p, spec.ChannelOpen()))
     awaits.append(("channel.open-ok", p))
@@ -255,7 +281,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, dialec
         obs = watch(peer, exp, probe_awaits, min(window, PENDING_WINDOW) if unfinished and exp.may_wait else window)
         obs.reused = held is not None  # type: ignore[attr-defined]
         if pool is not None and not unfinished and uses + 1 < MAX_REUSE:
-            kept = reset(peer, start, octets + after_octets, obs, dialect, window)
+            kept = reset(peer, start, octets, after_octets, obs, dialect, window)
             if kept:
                 pool.give(start, peer, conn, uses + 1)
         return Run(exp, obs, transcript, conn, octets)
@@ -307,12 +333,15 @@ class Connections:
 POOL: ContextVar[Connections | None] = ContextVar("amqpspec_fuzz_connections", default=None)
 
 
-def reset(peer: Peer, start: str, sent: bytes, obs: Observation, dialect: Dialect, window: float) -> bool:
+def reset(peer: Peer, start: str, stimulus: bytes, after: bytes, obs: Observation, dialect: Dialect,
+          window: float) -> bool:
     """Brings a connection back to ``start`` after an example: every channel the octets sent
     (stimulus and probes, decoded the way the broker reads them) left open is closed, and the
-    stimulus channel opened again. Only a connection the broker still serves in step with us
-    qualifies: the probes answered, no close, nothing undecodable either way. Returns whether
+    start state's channels opened again -- except the probe channel when nothing but the probe
+    went to it (its state is as it was). Only a connection the broker still serves in step with
+    us qualifies: the probes answered, no close, nothing undecodable either way. Returns whether
     the connection is now in ``start`` (else it is to be closed)."""
+    sent = stimulus + after
     if peer.link.closed is not None or peer.close_ok_sent or peer.framing_error is not None \
             or obs.framing_error is not None or obs.connection_close is not None or not obs.probe_ok:
         return False
@@ -320,8 +349,14 @@ def reset(peer: Peer, start: str, sent: bytes, obs: Observation, dialect: Dialec
     reader.feed(sent)
     opening: set[int] = set()
     closing: set[int] = set()
+    stimulus_end = len(stimulus)
+    used = 0
+    named: set[int] = set()   # channels the stimulus's frames went to
     try:
         for frame in reader:
+            if used < stimulus_end:
+                named.add(frame.channel)
+            used += len(reader.last_raw)
             if isinstance(frame, MalformedFrame):
                 return False
             if isinstance(frame, MethodFrame):
@@ -334,7 +369,8 @@ def reset(peer: Peer, start: str, sent: bytes, obs: Observation, dialect: Dialec
         return False
     if reader.pending_bytes() or opening & closing:
         return False
-    open_ = {STIMULUS_CHANNEL} if start == "channel-open" else set()
+    home = set(HOME_CHANNELS) if start == "channel-open" else set()
+    open_ = set(home)
     for item in obs.received:
         if not isinstance(item, MethodFrame):
             continue
@@ -354,24 +390,26 @@ def reset(peer: Peer, start: str, sent: bytes, obs: Observation, dialect: Dialec
     awaited: list[tuple[str, int]] = [("channel.open-ok", ch) for ch in opening]
     awaited += [("channel.close-ok", ch) for ch in closing]
     open_ |= opening
-    frames: list[Frame] = [MethodFrame(ch, spec.ChannelClose(200, "amqpspec reset", 0, 0)) for ch in sorted(open_)]
-    awaited += [("channel.close-ok", ch) for ch in sorted(open_)]
-    reopen = start == "channel-open"
-    if reopen and STIMULUS_CHANNEL not in open_:  # closed already: may be opened again at once
-        frames.append(MethodFrame(STIMULUS_CHANNEL, spec.ChannelOpen()))
-        awaited.append(("channel.open-ok", STIMULUS_CHANNEL))
-        reopen = False
+    keep = {PROBE_CHANNEL} & open_ & (home - named - opening)   # only our probe went there
+    closed_now = sorted(open_ - keep)
+    frames: list[Frame] = [MethodFrame(ch, spec.ChannelClose(200, "amqpspec reset", 0, 0)) for ch in closed_now]
+    awaited += [("channel.close-ok", ch) for ch in closed_now]
+    reopen = home - keep
+    for ch in sorted(reopen - open_):  # closed already: may be opened again at once
+        frames.append(MethodFrame(ch, spec.ChannelOpen()))
+        awaited.append(("channel.open-ok", ch))
+    reopen &= open_                    # these once their close-ok is in
     until = time.monotonic() + min(window, RESET_S)
     if frames and not write(peer, [(f.encode(dialect), "", b"", False) for f in frames]):
         return False
     while awaited:
         if not _await(peer, awaited, until):
             return False
-        if reopen and ("channel.close-ok", STIMULUS_CHANNEL) not in awaited:
-            reopen = False
-            if not write(peer, [(MethodFrame(STIMULUS_CHANNEL, spec.ChannelOpen()).encode(dialect), "", b"", False)]):
+        for ch in sorted(c for c in reopen if ("channel.close-ok", c) not in awaited):
+            reopen.discard(ch)
+            if not write(peer, [(MethodFrame(ch, spec.ChannelOpen()).encode(dialect), "", b"", False)]):
                 return False
-            awaited.append(("channel.open-ok", STIMULUS_CHANNEL))
+            awaited.append(("channel.open-ok", ch))
     return True
 
 

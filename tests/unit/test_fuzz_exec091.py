@@ -1,0 +1,35 @@
+"""The probes after a 0-9-1 example: which frames ask the broker whether it still serves."""
+from __future__ import annotations
+
+from amqpspec.fuzz import exec091, expect091
+from amqpspec.fuzz.stimulus import RawItem, Stimulus
+from amqpspec.wire.amqp091 import MethodFrame, spec
+
+
+def _conn() -> expect091.Conn:
+    return expect091.Conn(phase="open", frame_max=131072, channel_max=2047,
+                          channels=frozenset(exec091.HOME_CHANNELS), vhost="/")
+
+
+def _stim(*channels: int) -> Stimulus:
+    return Stimulus("0-9-1", tuple(MethodFrame(ch, spec.QueueDeclare(queue="q", passive=True)) for ch in channels))
+
+
+def test_the_standing_probe_channel_is_asked_when_the_stimulus_left_it_alone() -> None:
+    frames, awaits = exec091.probes(_conn(), _stim(exec091.STIMULUS_CHANNEL))
+    assert awaits == (("basic.qos-ok", exec091.STIMULUS_CHANNEL), ("basic.qos-ok", exec091.PROBE_CHANNEL))
+    assert [f.channel for f in frames] == [exec091.STIMULUS_CHANNEL, exec091.PROBE_CHANNEL]
+
+
+def test_a_fresh_channel_is_opened_when_the_stimulus_went_to_the_probe_channel() -> None:
+    frames, awaits = exec091.probes(_conn(), _stim(exec091.STIMULUS_CHANNEL, exec091.PROBE_CHANNEL))
+    fresh = awaits[-1]
+    assert fresh[0] == "channel.open-ok" and fresh[1] not in exec091.HOME_CHANNELS
+    assert isinstance(frames[-1].method, spec.ChannelOpen)
+
+
+def test_octets_of_unknown_channel_get_the_fresh_channel_probe() -> None:
+    raw = RawItem(MethodFrame(exec091.PROBE_CHANNEL, spec.BasicQos(0, 0, False)).encode(), "raw")
+    assert exec091.touched(Stimulus("0-9-1", (raw,))) is None
+    _frames, awaits = exec091.probes(_conn(), Stimulus("0-9-1", (raw,)))
+    assert awaits[-1][0] == "channel.open-ok"
