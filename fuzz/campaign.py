@@ -48,6 +48,7 @@ BATCH = 100                 # examples per generation run in duration mode
 LIVENESS_EVERY_S = 0.5      # a fresh-connection liveness probe at least this often (and after every batch)
 MEMORY_EVERY_S = 0.25       # broker memory read at most this often
 EVENTS_EVERY_S = 0.2        # execution counts sent to the campaign at most this often
+HANG_TRIES = 2              # a hang not shown again by the example alone this often is dismissed
 CONFIRM_MAX_S = 60.0        # after a crash: time spent finding which recent example caused it
 SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker is checked
 SLOTS = 64                  # examples in flight per worker (each slot: its own thread, connections, names)
@@ -162,6 +163,7 @@ class _Batch:
     shrink_until: float = 0.0
     slice_until: float | None = None
     found: BaseException | None = None
+    reproduced: bool = False         # shrinking met the signature again (the example alone showed it)
 
 
 class Worker:
@@ -174,6 +176,8 @@ class Worker:
         self.env = Env(self.target, cfg.protocol, cfg.broker, cfg.run_id, index, cfg.window, cfg.seeds)
         self.known: set[str] = set(cfg.known)
         self.pending: dict[str, tuple[Signature, Verdict, Example]] = {}
+        self.unreproduced: dict[str, int] = {}   # hang signature -> tries that did not show it again
+        self.dismissed: set[str] = set()          # ... given up on: never recorded, never shrunk again
         self.cleanup: list[tuple[str, str]] = []
         self.memory = MemoryMonitor(self.target, cfg.memory_limit)
         self.setup_failures = 0
@@ -365,9 +369,7 @@ class Worker:
                     free.append(s)
                 elif found and stop is None:
                     for s, choices, outcome in found:  # in the order met; one may have become known meanwhile
-                        if outcome[0].id in self.known:
-                            self.emit("hit", outcome[0].id)
-                        else:
+                        if not self._seen(outcome[0].id):
                             self.shrink(ft, strategies[s], seed, choices, outcome)
                     found.clear()
                     continue
@@ -380,8 +382,7 @@ class Worker:
                 generated += 1
                 if value is None:
                     continue
-                if value[0].id in self.known:
-                    self.emit("hit", value[0].id)
+                if self._seen(value[0].id):
                     continue
                 found.append((s, choices, value))
             if found and self.shared.dead.is_set():
@@ -452,8 +453,31 @@ class Worker:
             hyp_seed(seed)(given(strategy)(body)))
         if self.cfg.shrink_time > 0:
             self._hypothesis(test, ft)
+        self._shrunk(ft, state)
+
+    def _seen(self, sid: str) -> bool:
+        """Whether a signature needs no shrinking: recorded (a hit is counted) or dismissed."""
+        if sid in self.known:
+            self.emit("hit", sid)
+            return True
+        return sid in self.dismissed
+
+    def _shrunk(self, ft: FuzzTarget, state: "_Batch") -> None:
+        """Reports what shrinking kept -- unless it is a hang that never came again while the
+        example (and its shrunk forms) ran alone: silence past the window while the campaign's
+        other examples loaded the broker says the broker was slow, not that it stopped
+        answering. Such a signature is tried again when met again, and dismissed after
+        HANG_TRIES failed tries (said in a note, counted)."""
         sig, verdict, ex = state.best  # type: ignore[misc]
         self.pending.pop(sig.id, None)
+        if sig.violation == "hang" and self.cfg.shrink_time > 0 and not state.reproduced:
+            tries = self.unreproduced.get(sig.id, 0) + 1
+            self.unreproduced[sig.id] = tries
+            if tries >= HANG_TRIES:
+                self.dismissed.add(sig.id)
+                self.emit("note", f"target {ft.name}: {sig.describe()} did not come again in {tries} tries with the "
+                                  "example alone (the broker was slow under load, not silent): not recorded")
+            return
         self.report(sig, verdict, ex)
 
     def batch_given(self, ft: FuzzTarget, strategy: Any, seed: int, n: int, slice_s: float | None = None) -> int:
@@ -481,9 +505,7 @@ class Worker:
             shrink = settings(base, max_examples=100, phases=[Phase.reuse, Phase.shrink])(
                 hyp_seed(seed)(given(strategy)(body)))
             self._hypothesis(shrink, ft)
-            sig, verdict, ex = state.best
-            self.pending.pop(sig.id, None)
-            self.report(sig, verdict, ex)
+            self._shrunk(ft, state)
         if state.generated and self.suspects:
             self._probe_after(ft)
         return state.generated
@@ -535,6 +557,7 @@ class Worker:
             state.found = _Found(sid)
             raise state.found
         if sid == state.current:
+            state.reproduced = True
             best = state.best[2] if state.best else None
             if best is None or (len(ex.octets), ex.octets) < (len(best.octets), best.octets):
                 state.best = outcome

@@ -204,3 +204,52 @@ def test_probe_gate_reports_a_failed_probe_to_every_example_it_covers():
     w.judged = 4
     assert gate.covering(4) == ("", 4)  # a later example needs (and gets) a new probe
     assert len(w.calls) == 2
+
+
+class _ShrinkWorker:
+    """What Worker._shrunk touches: the config, its bookkeeping, reports and notes."""
+
+    def __init__(self) -> None:
+        from amqpspec.fuzz.campaign import Worker
+
+        self.cfg = _cfg(shrink_time=3.0)
+        self.pending: dict = {}
+        self.unreproduced: dict = {}
+        self.dismissed: set = set()
+        self.known: set = set()
+        self.reported: list = []
+        self.notes: list = []
+        self._shrunk = Worker._shrunk.__get__(self)
+        self._seen = Worker._seen.__get__(self)
+
+    def report(self, sig, verdict, ex) -> None:
+        self.reported.append(sig)
+        self.known.add(sig.id)
+
+    def emit(self, kind, *args) -> None:
+        if kind == "note":
+            self.notes.append(args[0])
+
+
+@pytest.mark.parametrize("violation", ["hang", "wrong-code"])
+def test_a_finding_not_shown_again_alone(violation):
+    from types import SimpleNamespace
+
+    from amqpspec.fuzz.campaign import HANG_TRIES, _Batch
+    from amqpspec.fuzz.findings import Signature
+
+    w = _ShrinkWorker()
+    sig = Signature("1.0", "attach", violation, None, None, "link")
+    ft = SimpleNamespace(name="attach")
+    for attempt in range(HANG_TRIES):
+        w._shrunk(ft, _Batch(mode="shrink", current=sig.id, best=(sig, None, None), reproduced=False))
+        if violation != "hang":
+            break
+    if violation == "hang":   # silence the example alone never showed again: the broker was slow under load
+        assert not w.reported and sig.id in w.dismissed and w._seen(sig.id)
+        assert len(w.notes) == 1 and "not recorded" in w.notes[0]
+    else:                     # anything else the example showed is evidence as it is
+        assert w.reported == [sig] and not w.dismissed
+    w2 = _ShrinkWorker()
+    w2._shrunk(ft, _Batch(mode="shrink", current=sig.id, best=(sig, None, None), reproduced=True))
+    assert w2.reported == [sig]                       # shown again alone: recorded
