@@ -20,7 +20,7 @@ from amqpspec.peer.base import Closed, PeerError
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import Dialect, HeartbeatFrame, MethodFrame, describe, spec
-from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, Frame, FrameError, FrameReader, MalformedFrame
+from amqpspec.wire.amqp091.frames import Frame, FrameError, FrameReader, MalformedFrame
 from amqpspec.wire.raw import Raw
 
 from . import expect091

@@ -397,7 +397,7 @@ def _negotiation(w: _Walk, channel: int, method: Method) -> _Decision | None:
 
 
 def _tune_ok(w: _Walk, method: Method) -> _Decision | None:
-    cm, fm, hb = int(method.channel_max), int(method.frame_max), int(method.heartbeat)  # type: ignore[attr-defined]
+    cm, fm, _hb = int(method.channel_max), int(method.frame_max), int(method.heartbeat)  # type: ignore[attr-defined]
     p_cm, p_fm, _ = w.conn.proposed
     if 0 < fm < spec.FRAME_MIN_SIZE:
         return w.silent(FRAME_MAX_MINIMUM, f"tune-ok frame-max {fm}, below frame-min-size {spec.FRAME_MIN_SIZE}")

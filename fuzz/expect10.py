@@ -35,7 +35,7 @@ from typing import Any
 from amqpspec.peer.amqp10 import Observation, error_condition, performative_name
 from amqpspec.verify import Verifier
 from amqpspec.verify10 import ConnectionError, SessionError, StaysOpen
-from amqpspec.wire.amqp10 import AMQPFrame, ProtocolHeader, SASLFrame, spec
+from amqpspec.wire.amqp10 import AMQPFrame, ProtocolHeader, spec
 from amqpspec.wire.amqp10.composite import Composite, DescribedBase
 from amqpspec.wire.amqp10.frames import (
     AMQP_HEADER, FRAME_AMQP, FRAME_HEADER_SIZE, FRAME_SASL, MIN_DOFF, SASL_HEADER, TLS_HEADER, MalformedFrame,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from amqpspec.transcript import Transcript
-from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, ProtocolHeader, RawFrame, SASLFrame, Symbol, spec
+from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, ProtocolHeader, RawFrame, SASLFrame, Symbol, spec
 from amqpspec.wire.amqp10.frames import AMQP_HEADER, SASL_HEADER, TLS_HEADER
 from amqpspec.wire.amqp10.types import Raw, UByte, UInt
 

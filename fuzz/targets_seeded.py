@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from amqpspec.capture.cleanup import QUEUE_ADDRESS_PREFIXES, SUITE_PREFIX
+from amqpspec.capture.cleanup import SUITE_PREFIX, attached_queues
 from amqpspec.capture.codec import decode_one
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import FrameReader, MethodFrame, describe, encode
@@ -217,17 +217,7 @@ def made_queues(stimulus: Stimulus) -> list[str]:
     out: list[str] = []
     for item in stimulus.items:
         frame = decode_one("1.0", item.data) if isinstance(item, RawItem) else item
-        if not (isinstance(frame, AMQPFrame) and isinstance(frame.performative, spec10.Attach)):
-            continue
-        for end in (frame.performative.source, frame.performative.target):
-            address = getattr(end, "address", None)
-            if not isinstance(address, str):
-                continue
-            for prefix in QUEUE_ADDRESS_PREFIXES:
-                name = address[len(prefix):] if address.startswith(prefix) else ""
-                if name and "/" not in name and _near_suite_name(name):
-                    out.append(name)
-                    break
+        out += [name for name in attached_queues(frame) if _near_suite_name(name)]
     return list(dict.fromkeys(out))
 
 

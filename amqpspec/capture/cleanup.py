@@ -67,19 +67,29 @@ def declared(tf: TranscriptFile) -> Declared:
     return out
 
 
-def _attached(item: object, out: Declared) -> None:
-    """Queues named by the suite in the addresses of a 1.0 attach."""
+def attached_queues(item: object) -> list[str]:
+    """The queue names in the addresses of a 1.0 attach (``NAME``, ``/queue/NAME``,
+    ``/amq/queue/NAME``), whoever named them; nothing for any other item."""
     if not (isinstance(item, f10.AMQPFrame) and isinstance(item.performative, spec10.Attach)):
-        return
+        return []
+    out = []
     for end in (item.performative.source, item.performative.target):
         address = getattr(end, "address", None)
         if not isinstance(address, str):
             continue
         for prefix in QUEUE_ADDRESS_PREFIXES:
             name = address[len(prefix):] if address.startswith(prefix) else None
-            if name and name.startswith(SUITE_PREFIX) and "/" not in name and name not in out.queues:
-                out.queues.append(name)
+            if name and "/" not in name:
+                out.append(name)
                 break
+    return out
+
+
+def _attached(item: object, out: Declared) -> None:
+    """Queues named by the suite in the addresses of a 1.0 attach."""
+    for name in attached_queues(item):
+        if name.startswith(SUITE_PREFIX) and name not in out.queues:
+            out.queues.append(name)
 
 
 def delete(target: Target, names: Declared) -> str | None:
