@@ -19,7 +19,7 @@ from amqpspec.peer.amqp091 import DEFAULT_FRAME_MAX, Observation, Peer, sasl_pla
 from amqpspec.peer.base import Closed, PeerError
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
-from amqpspec.wire.amqp091 import Dialect, HeartbeatFrame, MethodFrame, describe, spec
+from amqpspec.wire.amqp091 import Dialect, HeartbeatFrame, MethodFrame, ProtocolHeader, describe, spec
 from amqpspec.wire.amqp091.frames import Frame, FrameError, FrameReader, MalformedFrame
 from amqpspec.wire.raw import Raw
 
@@ -41,6 +41,7 @@ CLOSE_DRAIN_S = 0.05
 POLITE_CLOSE_S = 0.3
 PENDING_WINDOW = 0.5      # how long a broker that waits for the rest of a frame is watched
 LATE_CLOSE_S = 0.25       # after the probes are answered, how long a required close is still awaited
+HEADER_CLOSE_S = 0.5      # after the broker's protocol header (refusing ours), how long its close is awaited
 
 
 class SetupFailed(Exception):
@@ -146,6 +147,11 @@ def watch(peer: Peer, exp: Expectation, probe_awaits: tuple[tuple[str, int], ...
         obs.received.append(item)
         if isinstance(item, HeartbeatFrame):
             continue
+        if isinstance(item, ProtocolHeader):
+            # the broker refused our header: the close the spec requires follows its own header
+            # (4.2.2), and a window about to end as the header arrives must not judge a slow
+            # broker as one that never closes (garagemq restarting answered after 0.55 s)
+            until = max(until, time.monotonic() + HEADER_CLOSE_S)
         if isinstance(item, MethodFrame) and (item.method.NAME, item.channel) == ("connection.close", 0):
             peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
             peer.close_ok_sent = obs.replied_close_ok = True

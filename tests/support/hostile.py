@@ -62,6 +62,15 @@ def garbage_stream(conn: socket.socket) -> None:
         pass
 
 
+def slow_header_refusal(conn: socket.socket) -> None:
+    """Refuses any header the way 4.2.2 says (its own header, then the socket closed), but
+    slowly: the header after 0.45 s, the close 0.2 s later -- a broker busy restarting."""
+    conn.recv(8)
+    time.sleep(0.45)
+    conn.sendall(b"AMQP\x00\x00\x09\x01")
+    time.sleep(0.2)
+
+
 class HostileServer:
     def __init__(self, behaviour: Behaviour) -> None:
         self.behaviour = behaviour

@@ -33,3 +33,18 @@ def test_octets_of_unknown_channel_get_the_fresh_channel_probe() -> None:
     assert exec091.touched(Stimulus("0-9-1", (raw,))) is None
     _frames, awaits = exec091.probes(_conn(), Stimulus("0-9-1", (raw,)))
     assert awaits[-1][0] == "channel.open-ok"
+
+
+def test_a_slow_header_refusal_is_watched_until_its_close() -> None:
+    # two octets are no header: the broker may wait for more (watched for PENDING_WINDOW), or
+    # answer with its own header and close; one that answers just before that window ends must
+    # be seen closing, not judged as one that keeps the connection open
+    from amqpspec.fuzz.targets import Env, get
+    from amqpspec.target import Target
+    from tests.support import hostile
+
+    with hostile.HostileServer(hostile.slow_header_refusal) as server:
+        target = Target.parse(server.url)
+        example = get("protocol-header", "0-9-1").run(Env(target, "0-9-1"), Stimulus("0-9-1", (RawItem(b"L\x8d", "raw"),)))
+    assert example.observation.end == "fin", example.observation
+    assert example.verdict.ok, example.verdict
