@@ -20,7 +20,7 @@ from amqpspec.peer.base import Closed, PeerError
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import Dialect, HeartbeatFrame, MethodFrame, ProtocolHeader, describe, spec
-from amqpspec.wire.amqp091.frames import Frame, FrameError, FrameReader, MalformedFrame
+from amqpspec.wire.amqp091.frames import FRAME_OVERHEAD, Frame, FrameError, FrameReader, MalformedFrame
 from amqpspec.wire.raw import Raw
 
 from . import expect091
@@ -74,9 +74,24 @@ def reach(peer: Peer, start: str) -> expect091.Conn:
                           vhost=peer.target.vhost)
 
 
-def probe_channel(conn: expect091.Conn, stimulus: Stimulus) -> int:
+def frame_channels(data: bytes) -> set[int] | None:
+    """The channel of every frame in ``data``, read by their size fields as the broker reads
+    them -- the same whether the stimulus was built from frames (a campaign) or is recorded
+    octets (a replay), so both choose the same probes; None when they are not whole frames."""
+    out: set[int] = set()
+    pos = 0
+    while pos < len(data):
+        if len(data) - pos < 7:
+            return None
+        out.add(int.from_bytes(data[pos + 1:pos + 3], "big"))
+        pos += int.from_bytes(data[pos + 3:pos + 7], "big") + FRAME_OVERHEAD
+    return out if pos == len(data) else None
+
+
+def probe_channel(conn: expect091.Conn, stimulus: Stimulus, octets: bytes | None = None) -> int:
     """A channel the stimulus does not touch, for the fresh-channel probe."""
-    used = {getattr(item, "channel", None) for item in stimulus.items}
+    used: set[Any] = {getattr(item, "channel", None) for item in stimulus.items}
+    used |= frame_channels(stimulus.octets() if octets is None else octets) or set()
     top = conn.channel_max or 0xFFFF
     for ch in range(2, top + 1):
         if ch not in used and ch not in conn.channels:
@@ -84,18 +99,8 @@ def probe_channel(conn: expect091.Conn, stimulus: Stimulus) -> int:
     return top
 
 
-def touched(stimulus: Stimulus) -> set[int] | None:
-    """The channels the stimulus's frames name (None: an item whose channel is not known)."""
-    out: set[int] = set()
-    for item in stimulus.items:
-        ch = getattr(item, "channel", None)
-        if not isinstance(ch, int):
-            return None
-        out.add(ch)
-    return out
-
-
-def probes(conn: expect091.Conn, stimulus: Stimulus) -> tuple[list[Frame], tuple[tuple[str, int], ...]]:
+def probes(conn: expect091.Conn, stimulus: Stimulus,
+           octets: bytes | None = None) -> tuple[list[Frame], tuple[tuple[str, int], ...]]:
     """(frames sent after the stimulus, replies that must all come back): a basic.qos on the
     stimulus channel where one was open (it shows the stimulus was processed without a channel
     exception), and on the standing probe channel -- or, where the stimulus went there too or
@@ -109,12 +114,13 @@ def probes(conn: expect091.Conn, stimulus: Stimulus) -> tuple[list[Frame], tuple
     if STIMULUS_CHANNEL in conn.channels:
         frames.append(MethodFrame(STIMULUS_CHANNEL, spec.BasicQos(0, 0, False)))
         awaits.append(("basic.qos-ok", STIMULUS_CHANNEL))
-    names = touched(stimulus)
+    octets = stimulus.octets() if octets is None else octets
+    names = frame_channels(octets)
     if PROBE_CHANNEL in conn.channels and names is not None and PROBE_CHANNEL not in names:
         frames.append(MethodFrame(PROBE_CHANNEL, spec.BasicQos(0, 0, False)))
         awaits.append(("basic.qos-ok", PROBE_CHANNEL))
         return frames, tuple(awaits)
-    p = probe_channel(conn, stimulus)
+    p = probe_channel(conn, stimulus, octets)
     frames.append(MethodFrame(p, spec.ChannelOpen()))
     awaits.append(("channel.open-ok", p))
     return frames, tuple(awaits)
@@ -276,7 +282,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, dialec
         if held is None:
             conn = reach(peer, start)
         octets = stimulus.octets(dialect)
-        after, probe_awaits = probes(conn, stimulus)
+        after, probe_awaits = probes(conn, stimulus, octets)
         unfinished = not (len(octets) >= 8 if conn.phase == "fresh" else expect091.whole_frames(octets))
         if unfinished:  # probes would only be read as the rest of that frame
             after, probe_awaits = [], ()

@@ -125,23 +125,43 @@ class Probes:
         return bool(self.frames)
 
 
+def frame_channels(data: bytes) -> set[int] | None:
+    """The channel field of every frame in ``data``, read by their SIZE fields as the broker
+    reads them -- the same whether the stimulus was built from frames (a campaign) or is
+    recorded octets (a replay), so both send the same probes; None when not whole frames."""
+    out: set[int] = set()
+    pos = 0
+    while pos < len(data):
+        if len(data) - pos < FRAME_HEADER_SIZE:
+            return None
+        size = int.from_bytes(data[pos:pos + 4], "big")
+        if size < FRAME_HEADER_SIZE:
+            return None
+        out.add(int.from_bytes(data[pos + 6:pos + 8], "big"))
+        pos += size
+    return out if pos == len(data) else None
+
+
 def probes(conn: expect10.Conn, stimulus: Stimulus, sessions: dict[int, expect10.Session], marker: str,
-           address: str) -> Probes:
+           address: str, octets: bytes | None = None) -> Probes:
     """A begin on a channel nothing uses, and an attach on each session the stimulus went to."""
     p = Probes()
     if conn.phase != "open":
         return p
-    used = {getattr(item, "channel", None) for item in stimulus.items} | set(sessions) | set(conn.sessions)
+    named = {getattr(item, "channel", None) for item in stimulus.items}
+    touched = frame_channels(stimulus.octets() if octets is None else octets)
+    if touched is not None:
+        named = touched
+    used = named | set(sessions) | set(conn.sessions)
     top = conn.channel_max
     free = next((ch for ch in range(1, min(top, 64) + 1) if ch not in used), None)
     if free is not None:
         p.frames.append(AMQPFrame(free, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048)))
         p.awaits[("begin", free)] = free
-    touched = {getattr(item, "channel", None) for item in stimulus.items}
     # the sessions the start state had (answer or end shows the stimulus was processed), and
     # those the stimulus began, when it was read to the end
     for ch, s in {**sessions, **conn.sessions}.items():
-        if ch not in touched:
+        if ch not in named:
             continue
         handle = MARKER_HANDLE if s.handle_max is None or MARKER_HANDLE <= s.handle_max else \
             next(h for h in range(0, len(s.links) + 1) if h not in s.links)
@@ -286,7 +306,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, addres
         octets = stimulus.octets()
         exp, sessions = expect10.expect_and_state(conn, octets)
         complete = conn.phase == "fresh" or whole_frames(octets)
-        sent = probes(conn, stimulus, sessions, marker, address) if complete else Probes()
+        sent = probes(conn, stimulus, sessions, marker, address, octets) if complete else Probes()
         send(peer, stimulus, credentials(target) if target.credentials_given else None, sent.frames)
         obs = watch(peer, exp, conn, sent, min(window, PENDING_WINDOW) if exp.may_wait and not complete else window)
         return Run(exp, obs, transcript, conn, octets)

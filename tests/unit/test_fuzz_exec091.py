@@ -28,11 +28,14 @@ def test_a_fresh_channel_is_opened_when_the_stimulus_went_to_the_probe_channel()
     assert isinstance(frames[-1].method, spec.ChannelOpen)
 
 
-def test_octets_of_unknown_channel_get_the_fresh_channel_probe() -> None:
-    raw = RawItem(MethodFrame(exec091.PROBE_CHANNEL, spec.BasicQos(0, 0, False)).encode(), "raw")
-    assert exec091.touched(Stimulus("0-9-1", (raw,))) is None
-    _frames, awaits = exec091.probes(_conn(), Stimulus("0-9-1", (raw,)))
-    assert awaits[-1][0] == "channel.open-ok"
+def test_recorded_octets_get_the_probes_their_frames_got() -> None:
+    # a replay sends the recorded octets as raw items: the probes must be the campaign's
+    for channels in ((exec091.STIMULUS_CHANNEL,), (exec091.STIMULUS_CHANNEL, exec091.PROBE_CHANNEL), (3,)):
+        built = _stim(*channels)
+        recorded = Stimulus("0-9-1", tuple(RawItem(data, "raw") for data in built.encoded()))
+        assert exec091.probes(_conn(), recorded) == exec091.probes(_conn(), built)
+    assert exec091.frame_channels(_stim(1, 5).octets()) == {1, 5}
+    assert exec091.frame_channels(_stim(1).octets()[:-1]) is None      # not whole frames
 
 
 def test_a_slow_header_refusal_is_watched_until_its_close() -> None:

@@ -112,3 +112,21 @@ def test_padded_begin_has_the_exact_size() -> None:
         reader = FrameReader(max_frame_size=n, expect_header=False)
         reader.feed(f.encode())
         assert isinstance(reader.next(), AMQPFrame)
+
+
+
+def test_recorded_octets_get_the_probes_their_frames_got() -> None:
+    # a replay sends the recorded octets as raw items: the probes must be the campaign's
+    from amqpspec.fuzz import exec10, expect10
+    from amqpspec.fuzz.stimulus import RawItem, Stimulus
+    from amqpspec.wire.amqp10 import AMQPFrame, spec as spec10
+
+    conn = expect10.Conn(phase="open", max_frame_size=65536, channel_max=255)
+    conn.sessions[0] = expect10.Session(remote=0, handle_max=None)
+    built = Stimulus("1.0", (AMQPFrame(0, spec10.Attach(name="x", handle=0, role=spec10.Role.SENDER)),
+                             AMQPFrame(1, spec10.Begin(next_outgoing_id=0, incoming_window=1, outgoing_window=1))))
+    recorded = Stimulus("1.0", tuple(RawItem(data, "raw") for data in built.encoded()))
+    args = ({}, "mark", "addr")
+    assert exec10.probes(conn, recorded, *args) == exec10.probes(conn, built, *args)
+    assert ("attach", "mark-0") in exec10.probes(conn, recorded, *args).awaits   # session 0 was touched
+    assert exec10.frame_channels(built.octets()) == {0, 1}
