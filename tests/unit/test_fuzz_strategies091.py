@@ -22,7 +22,7 @@ from amqpspec.fuzz.targets import Env, for_protocol
 from amqpspec.target import BrokerInfo, Target
 from amqpspec.wire.amqp091 import RABBITMQ, SPEC, BodyFrame, HeaderFrame, MethodFrame, spec
 from amqpspec.wire.amqp091.frames import (
-    FRAME_END, FRAME_OVERHEAD, FRAME_TYPE_NAMES, FrameReader, MalformedFrame, decode_frame, decode_method,
+    FRAME_OVERHEAD, FRAME_TYPE_NAMES, FrameReader, MalformedFrame, decode_frame, decode_method,
 )
 from amqpspec.wire.amqp091.primitives import INT_STRUCTS
 from amqpspec.wire.amqp091.table import MAX_DEPTH, decode_array, decode_table, encode_table
