@@ -35,7 +35,9 @@ except ImportError:  # pika is an optional dependency (extra "test"): without it
     pika = None  # type: ignore[assignment]
 
 from amqpspec.case import Context
-from amqpspec.clauses import Level
+
+from .._base import (Checks, Refusal, ScenarioError, StepTimeout, StopScenario, describe_exception,  # noqa: F401
+                     refused, run_body)
 
 T = TypeVar("T")
 
@@ -44,11 +46,7 @@ QUIET = 0.3         # window in which nothing more may arrive (used only where n
 CONNECT_S = 5.0
 
 
-class ScenarioError(Exception):
-    """A step could not be completed for a reason the spec does not decide: reported as error."""
-
-
-class BrokerRefused(ScenarioError):
+class BrokerRefused(Refusal):
     """The broker closed the channel or the connection in answer to a step."""
 
     def __init__(self, what: str, kind: str, code: int, text: str) -> None:
@@ -60,12 +58,6 @@ class BrokerRefused(ScenarioError):
         return f"{self.kind} {self.code} {self.text}"
 
 
-class StepTimeout(ScenarioError):
-    """No answer to a step within its time: the watchdog shut the connection down."""
-
-
-class StopScenario(Exception):
-    """A failed check made the rest of the scenario pointless (the check is already recorded)."""
 
 
 @dataclass
@@ -132,8 +124,8 @@ class Client:
         try:
             self.conn = BlockingConnection(params)
         except (px.AMQPError, OSError) as exc:
-            self.event(f"connection failed: {_describe(exc)}")
-            raise ScenarioError(f"{label}: pika could not open a connection: {_describe(exc)}") from None
+            self.event(f"connection failed: {describe_exception(exc)}")
+            raise ScenarioError(f"{label}: pika could not open a connection: {describe_exception(exc)}") from None
         self.event("connection open (start/tune/open done by pika)")
 
     # ------------------------------------------------------------------ transcript
@@ -186,8 +178,8 @@ class Client:
             if fired:
                 self.event(f"{what} -> no answer within {budget:.1f}s; connection shut down")
                 raise StepTimeout(f"[{self.label}] {what}: no answer within {budget:.1f}s") from None
-            self.event(f"{what} -> {_describe(exc)}")
-            raise ScenarioError(f"[{self.label}] {what}: {_describe(exc)}") from None
+            self.event(f"{what} -> {describe_exception(exc)}")
+            raise ScenarioError(f"[{self.label}] {what}: {describe_exception(exc)}") from None
         finally:
             if timer is not None:
                 timer.cancel()
@@ -325,7 +317,7 @@ class Client:
             self.do("process data", self.conn.process_data_events, 0, timeout=None)  # type: ignore[union-attr]
 
 
-class Scenario:
+class Scenario(Checks):
     """The clients of one scenario case; closes them all at the end, whatever happened."""
 
     def __init__(self, ctx: Context) -> None:
@@ -383,41 +375,8 @@ class Scenario:
         """Processes what arrives within ``window``: for checks that nothing (more) comes."""
         self.pump(lambda: False, window)
 
-    # ------------------------------------------------------------------ checks
-    def require(self, what: str, fn: Callable[[], T], *, expected: str, clauses: tuple[str, ...] | None = None,
-                level: Level | None = None, guideline: str = "") -> T:
-        """A step the cited text says must work: a broker refusal is a failed check, and the end
-        of the scenario. Success is recorded too, so the report shows the step."""
-        try:
-            value = fn()
-        except BrokerRefused as exc:
-            self._record(False, what, expected, exc.observed, clauses, level, guideline)
-            raise StopScenario(what) from None
-        self._record(True, what, expected, "done", clauses, level, guideline)
-        return value
-
-    def check(self, ok: bool, what: str, *, expected: str, observed: str, clauses: tuple[str, ...] | None = None,
-              level: Level | None = None, guideline: str = "") -> bool:
-        self.ctx.transcript.event(f"check {'passed' if ok else 'FAILED'}: {what}")
-        return self._record(ok, what, expected, observed, clauses, level, guideline)
-
-    def _record(self, ok: bool, what: str, expected: str, observed: str, clauses: tuple[str, ...] | None,
-                level: Level | None, guideline: str) -> bool:
-        """``clauses=None`` weighs the check by the case's own clauses (or its guideline level)."""
-        spec = self.ctx.spec
-        if guideline and guideline == spec.guideline and level == spec.level and not clauses:
-            level, guideline = None, ""  # the case's own guideline: already stated once for the case
-        return self.ctx.record(ok, expected=expected, observed=observed, what=what, clauses=clauses, level=level,
-                               guideline=guideline)
 
 
-def refused(fn: Callable[[], Any]) -> BrokerRefused | None:
-    """Runs a step expected to be refused: the refusal, or None when the broker accepted it."""
-    try:
-        fn()
-    except BrokerRefused as exc:
-        return exc
-    return None
 
 
 def props(**fields: Any) -> "pika.BasicProperties":
@@ -430,13 +389,6 @@ def run(ctx: Context, body: Callable[[Scenario], None]) -> None:
     scenario ends it quietly (the runner reports the failed check)."""
     if pika is None:
         ctx.skip("pika is not installed: the real-client scenarios need it (pip install 'amqpspec[test]')")
-    with Scenario(ctx) as sc:
-        try:
-            body(sc)
-        except StopScenario as stop:
-            ctx.note(f"the scenario stopped after the failed step: {stop}")
+    run_body(ctx, Scenario(ctx), body)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text

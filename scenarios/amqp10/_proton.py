@@ -53,7 +53,9 @@ except ImportError:  # python-qpid-proton is optional (extra "test"): without it
     LinkOption = object  # type: ignore[assignment,misc]
 
 from amqpspec.case import Context
-from amqpspec.clauses import Level
+
+from .._base import (Checks, Refusal, ScenarioError, StepTimeout, StopScenario, describe_exception,  # noqa: F401
+                     refused, run_body)
 
 T = TypeVar("T")
 
@@ -63,11 +65,7 @@ CONNECT_S = 5.0
 SLICE = 0.02        # one turn of a client's event loop while several are pumped together
 
 
-class ScenarioError(Exception):
-    """A step could not be completed for a reason the spec does not decide: reported as error."""
-
-
-class BrokerRefused(ScenarioError):
+class BrokerRefused(Refusal):
     """The broker detached the link, ended the session or closed the connection in answer to a step."""
 
     def __init__(self, what: str, kind: str, condition: str | None, description: str | None) -> None:
@@ -80,12 +78,6 @@ class BrokerRefused(ScenarioError):
         return f"{self.kind} ({cond}{': ' + self.description if self.description else ''})"
 
 
-class StepTimeout(ScenarioError):
-    """No answer to a step within its time."""
-
-
-class StopScenario(Exception):
-    """A failed check made the rest of the scenario pointless (the check is already recorded)."""
 
 
 # ---------------------------------------------------------------------- messages
@@ -414,8 +406,8 @@ class Client:
         try:
             self.bc = BlockingConnection(f"{scheme}://{host}:{target.port}", timeout=t, ssl_domain=ssl_domain, **kwargs)
         except (ProtonException, OSError) as exc:
-            self.event(f"connection failed: {_describe(exc)}")
-            raise ScenarioError(f"{label}: proton could not open a connection: {_describe(exc)}") from None
+            self.event(f"connection failed: {describe_exception(exc)}")
+            raise ScenarioError(f"{label}: proton could not open a connection: {describe_exception(exc)}") from None
         try:
             self._sock = self.bc.conn.transport._selectable._delegate  # type: ignore[union-attr]
         except AttributeError:
@@ -478,8 +470,8 @@ class Client:
             if fired:
                 self.event(f"{what} -> no answer within {budget:.1f}s; connection shut down")
                 raise StepTimeout(f"[{self.label}] {what}: no answer within {budget:.1f}s") from None
-            self.event(f"{what} -> {_describe(exc)}")
-            raise ScenarioError(f"[{self.label}] {what}: {_describe(exc)}") from None
+            self.event(f"{what} -> {describe_exception(exc)}")
+            raise ScenarioError(f"[{self.label}] {what}: {describe_exception(exc)}") from None
         finally:
             timer.cancel()
 
@@ -595,7 +587,7 @@ class Client:
             pass
 
 
-class Scenario:
+class Scenario(Checks):
     """The clients of one scenario case; closes them all at the end, whatever happened."""
 
     def __init__(self, ctx: Context) -> None:
@@ -664,42 +656,8 @@ class Scenario:
         """Processes what arrives within ``window``: for checks that nothing (more) comes."""
         self.pump(lambda: False, window)
 
-    # ------------------------------------------------------------------ checks
-    def require(self, what: str, fn: Callable[[], T], *, expected: str, clauses: tuple[str, ...] | None = None,
-                level: Level | None = None, guideline: str = "") -> T:
-        """A step the cited text says must work: a broker refusal is a failed check, and the end of
-        the scenario. Success is recorded too, so the report shows the step."""
-        try:
-            value = fn()
-        except BrokerRefused as exc:
-            self._record(False, what, expected, exc.observed, clauses, level, guideline)
-            raise StopScenario(what) from None
-        self._record(True, what, expected, "done", clauses, level, guideline)
-        return value
-
-    def check(self, ok: bool, what: str, *, expected: str, observed: str, clauses: tuple[str, ...] | None = None,
-              level: Level | None = None, guideline: str = "") -> bool:
-        self.ctx.transcript.event(f"check {'passed' if ok else 'FAILED'}: {what}")
-        return self._record(ok, what, expected, observed, clauses, level, guideline)
-
-    def _record(self, ok: bool, what: str, expected: str, observed: str, clauses: tuple[str, ...] | None,
-                level: Level | None, guideline: str) -> bool:
-        """``clauses`` None: the case's own clauses (or its guideline); a check of another text gives
-        its clauses, or ``level`` and ``guideline``."""
-        spec = self.ctx.spec
-        if guideline and guideline == spec.guideline and level == spec.level and not clauses:
-            level, guideline = None, ""  # the case's own guideline: already stated once for the case
-        return self.ctx.record(ok, expected=expected, observed=observed, what=what, clauses=clauses, level=level,
-                               guideline=guideline)
 
 
-def refused(fn: Callable[[], Any]) -> BrokerRefused | None:
-    """Runs a step that may be refused: the refusal, or None when the broker accepted it."""
-    try:
-        fn()
-    except BrokerRefused as exc:
-        return exc
-    return None
 
 
 def run(ctx: Context, body: Callable[[Scenario], None]) -> None:
@@ -708,16 +666,9 @@ def run(ctx: Context, body: Callable[[Scenario], None]) -> None:
     if proton is None:
         ctx.skip("python-qpid-proton is not installed: the AMQP 1.0 scenarios need it "
                  "(pip install 'amqpspec[test]')")
-    with Scenario(ctx) as sc:
-        try:
-            body(sc)
-        except StopScenario as stop:
-            ctx.note(f"the scenario stopped after the failed step: {stop}")
+    run_body(ctx, Scenario(ctx), body)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
 
 
 # ---------------------------------------------------------------------- addressing conventions
