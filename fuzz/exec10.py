@@ -148,10 +148,9 @@ def probes(conn: expect10.Conn, stimulus: Stimulus, sessions: dict[int, expect10
     p = Probes()
     if conn.phase != "open":
         return p
-    named = {getattr(item, "channel", None) for item in stimulus.items}
-    touched = frame_channels(stimulus.octets() if octets is None else octets)
-    if touched is not None:
-        named = touched
+    named = frame_channels(stimulus.octets() if octets is None else octets)
+    if named is None:  # not whole frames (probes are then not sent): what the items say
+        named = {getattr(item, "channel", None) for item in stimulus.items}
     used = named | set(sessions) | set(conn.sessions)
     top = conn.channel_max
     free = next((ch for ch in range(1, min(top, 64) + 1) if ch not in used), None)
@@ -273,15 +272,7 @@ def _encode(item: Any) -> bytes:
 
 def whole_frames(data: bytes) -> bool:
     """Whether ``data`` is whole frames by their SIZE fields (a probe would not be read as the rest of one)."""
-    pos = 0
-    while pos < len(data):
-        if len(data) - pos < 4:
-            return False
-        size = int.from_bytes(data[pos:pos + 4], "big")
-        if size < FRAME_HEADER_SIZE:
-            return False
-        pos += size
-    return pos == len(data)
+    return frame_channels(data) is not None
 
 
 @dataclass
