@@ -14,13 +14,11 @@ from typing import Any
 import click
 
 from amqpspec import __version__
-from amqpspec.cliutil import fail, guarded
+from amqpspec.cliutil import Seconds, check_output_file, fail, guarded, parse_target, password_option
 from amqpspec.errors import UsageError
+from amqpspec.sanitize import safe_line
 
 PROTOCOLS = ("0-9-1", "1.0", "auto")
-
-
-
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,7 +38,7 @@ def main() -> None:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip cases whose id matches (repeatable).")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), help="Fail only on results worse than this baseline.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), help="Record this run's verdicts as a baseline.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), help="Per-case deadline in seconds (default: each case's own).")
+@click.option("--timeout", type=Seconds(0.1), help="Per-case deadline in seconds (default: each case's own).")
 @click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True, help="Cases run in parallel.")
 @click.option("--seed", type=int, help="Seed for all randomness (default: random, printed).")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False),
@@ -50,6 +48,7 @@ def main() -> None:
               help="Shell command that restarts the broker when it stops serving after a case; the run then goes on.")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) to verify an amqps:// broker.")
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
+@password_option
 @click.option("-v", "--verbose", is_flag=True, help="Print every frame sent and received, decoded.")
 @click.option("--dry-run", is_flag=True, help="List the selected cases without connecting.")
 @guarded
@@ -57,16 +56,18 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
         include: tuple[str, ...], exclude: tuple[str, ...], baseline_path: str | None,
         write_baseline_path: str | None, timeout: float | None, jobs: int, seed: int | None,
         profile_path: str | None, no_profile: bool, restart_command: str | None, cafile: str | None,
-        insecure: bool, verbose: bool, dry_run: bool) -> None:
+        insecure: bool, password_file: str | None, verbose: bool, dry_run: bool) -> None:
     """Run the conformance suite against the broker at URL (amqp[s]://user:pass@host:port/vhost)."""
     from amqpspec import baseline as bl
     from amqpspec import profiles
     from amqpspec.case import discover, select
     from amqpspec.result import ResultWriter
     from amqpspec.runner import RunOptions, Runner, detect_protocol, probe_broker
-    from amqpspec.target import Target
 
-    target = Target.parse(url, cafile=cafile, insecure=insecure)
+    target = parse_target(url, cafile=cafile, insecure=insecure, password_file=password_file)
+    if not dry_run:  # an output that cannot be written fails now, not after the whole run
+        for path, option in ((json_path, "--json"), (junit_path, "--junit"), (write_baseline_path, "--write-baseline")):
+            check_output_file(path, option)
     baseline = bl.load_baseline(baseline_path) if baseline_path else None
     if protocol == "auto" and dry_run:
         protocol = "0-9-1"
@@ -99,15 +100,16 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
     options = RunOptions(jobs=jobs, timeout=timeout, seed=run_seed, protocol=protocol, restart_command=restart_command,
                          profile=None if no_profile else profile)
     if options.profile is not None:
-        console.print(f"profile: {options.profile.product} ({options.profile.source}, "
-                      f"{len(options.profile.deviations)} documented deviations)", markup=False)
+        console.print(safe_line(f"profile: {options.profile.product} ({options.profile.source}, "
+                                f"{len(options.profile.deviations)} documented deviations)"), markup=False)
 
     def on_result(r: Any) -> None:
         if writer is not None:
             writer.write(r)
         reporter.case_finished(r)
 
-    reporter.start({"target": target.url(), "broker": target.broker.identity(), "protocol": protocol,
+    shown_broker = {k: safe_line(v) for k, v in target.broker.identity().items()}  # scrubbed: it may echo the password
+    reporter.start({"target": target.url(), "broker": shown_broker, "protocol": protocol,
                     "cases": len(chosen), "seed": run_seed, "jobs": jobs})
     t0 = time.monotonic()
     try:
@@ -127,13 +129,13 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
     if baseline is not None:
         cmp = bl.compare(results, baseline, strict)
         for case_id, was, now in cmp.improvements:
-            click.echo(f"improved: {case_id}: {was} -> {now}")
+            click.echo(safe_line(f"improved: {case_id}: {was} -> {now}"))
         for case_id, was, now in cmp.regressions:
-            click.echo(f"REGRESSION: {case_id}: {was} -> {now}")
+            click.echo(safe_line(f"REGRESSION: {case_id}: {was} -> {now}"))
         for case_id, now in cmp.new_failures:
-            click.echo(f"NEW FAILURE: {case_id}: {now}")
+            click.echo(safe_line(f"NEW FAILURE: {case_id}: {now}"))
         failed = bool(cmp.regressions or cmp.new_failures)
-        click.echo(f"baseline {baseline_path}: {len(cmp.regressions)} regressions, {len(cmp.new_failures)} new failures, "
+        click.echo(f"baseline {safe_line(baseline_path)}: {len(cmp.regressions)} regressions, {len(cmp.new_failures)} new failures, "
                    f"{len(cmp.improvements)} improvements")
     else:
         failed = run_failed(results, strict)

@@ -14,7 +14,6 @@ reporters, so that every report words the same facts the same way.
 """
 from __future__ import annotations
 
-import json
 import re
 import threading
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from rich.progress import (
 from rich.text import Text
 
 from amqpspec.result import CloseInfo, Result, Verdict
+from amqpspec.sanitize import printable
 
 __all__ = [
     "ConsoleReporter",
@@ -56,68 +56,8 @@ __all__ = [
 # plain-text helpers shared by all reporters
 # --------------------------------------------------------------------------------------
 
-# Characters that reorder or hide text on display (trojan-source style) are escaped like
-# control characters: a broker must not be able to make a report lie about what it sent.
-_INVISIBLE = {
-    0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
-    0x2066, 0x2067, 0x2068, 0x2069, 0x2028, 0x2029, 0xFEFF,
-}
-
-
-def _escape_char(ch: str) -> str:
-    code = ord(ch)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def _needs_escape(ch: str) -> bool:
-    code = ord(ch)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return True
-    if 0xD800 <= code <= 0xDFFF:  # lone surrogates (surrogateescape'd bytes)
-        return True
-    return code in _INVISIBLE
-
-
-def printable(value: Any, *, multiline: bool = False) -> str:
-    """Any value as display-safe text: control and bidi characters shown as escapes.
-
-    Non-string values (numbers, dicts from a JSON file, bytes) are rendered rather than
-    rejected. With ``multiline`` newlines are kept (and ``\\r\\n`` folded to ``\\n``);
-    otherwise they are escaped too so that one value stays on one line.
-    """
-    if value is None:
-        text = ""
-    elif isinstance(value, str):
-        text = value
-    elif isinstance(value, (bytes, bytearray, memoryview)):
-        text = bytes(value).hex(" ")
-    elif isinstance(value, (dict, list, tuple)):
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=False)
-        except (TypeError, ValueError):
-            text = repr(value)
-    else:
-        try:
-            text = str(value)
-        except Exception:  # a hostile __str__ must not take the report down
-            text = f"<unprintable {type(value).__name__}>"
-    if multiline:
-        text = text.replace("\r\n", "\n")
-    out = []
-    for ch in text:
-        if ch == "\n" and multiline:
-            out.append(ch)
-        elif ch == "\t":
-            out.append("    " if multiline else " ")
-        elif _needs_escape(ch):
-            out.append(_escape_char(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
+# printable() lives in amqpspec.sanitize (one sanitiser for every output); re-exported here
+# because the reporters and their users have always imported it from this module.
 
 
 def redact_url(url: Any) -> str:
