@@ -40,6 +40,7 @@ from amqpspec.target import BrokerInfo, Target
 from . import draw
 from .exec091 import POOL, Connections, SetupFailed
 from .findings import FindingStore, Signature, make_finding, now_iso
+from .management_api import ManagementAPI
 from .oracles import MemoryMonitor, Verdict, liveness_problem, restart_broker
 from .stimulus import Stimulus
 from .targets import Env, Example, FuzzTarget, get, select
@@ -97,6 +98,7 @@ class Config:
     started: float = field(default_factory=time.time)
     seeds: tuple[str, ...] = ()            # --seeds paths (the ``seeded`` target)
     slots: int = SLOTS                     # examples in flight per worker (1: one after another)
+    management: ManagementAPI | None = None  # --management-url: the memory oracle's API (else local RSS)
 
     def target(self) -> Target:
         return Target.parse(self.url, cafile=self.cafile, insecure=self.insecure)
@@ -179,7 +181,7 @@ class Worker:
         self.unreproduced: dict[str, int] = {}   # hang signature -> tries that did not show it again
         self.dismissed: set[str] = set()          # ... given up on: never recorded, never shrunk again
         self.cleanup: list[tuple[str, str]] = []
-        self.memory = MemoryMonitor(self.target, cfg.memory_limit)
+        self.memory = MemoryMonitor(self.target, cfg.memory_limit, cfg.management)
         self.setup_failures = 0
         self.internal_errors: dict[str, int] = {}
         self.connections = Connections()

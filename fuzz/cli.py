@@ -15,12 +15,14 @@ from typing import Any
 
 import click
 
-from amqpspec.cliutil import guarded
+from amqpspec.cliutil import DAY, Seconds, broker_password, guarded, password_option
 from amqpspec.errors import UsageError
+from amqpspec.sanitize import safe_line
 
 DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 DEFAULT_DURATION = "10m"
+MAX_DURATION = 30 * DAY  # a month of fuzzing: longer is a typo (or 1e300), not a plan
 
 
 def parse_duration(text: str) -> float:
@@ -31,6 +33,8 @@ def parse_duration(text: str) -> float:
     seconds = float(m.group(1)) * UNITS[m.group(2)]
     if seconds <= 0:
         raise UsageError(f"bad duration {text!r}: it must be more than zero")
+    if seconds > MAX_DURATION:
+        raise UsageError(f"bad duration {text!r}: at most {MAX_DURATION / DAY:g} days")
     return seconds
 
 
@@ -39,7 +43,7 @@ class _Duration(click.ParamType):
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
         if isinstance(value, (int, float)):
-            return float(value)
+            return Seconds(0.0, MAX_DURATION, low_open=True).convert(value, param, ctx)
         try:
             return parse_duration(value)
         except UsageError as exc:
@@ -70,16 +74,24 @@ def _list_targets(protocol: str) -> None:
                    "wait for the broker do not hold up the others.")
 @click.option("--findings", "findings_dir", type=click.Path(file_okay=False), default="findings", show_default=True,
               help="Directory of finding files (one JSON file per distinct finding).")
-@click.option("--timeout", "window", type=click.FloatRange(min=0.2, max=60.0), default=2.0, show_default=True,
+@click.option("--timeout", "window", type=Seconds(0.2, 60.0), default=2.0, show_default=True,
               help="Seconds a reaction may take before silence counts as a hang.")
-@click.option("--shrink-time", type=click.FloatRange(min=0.0), default=30.0, show_default=True,
+@click.option("--shrink-time", type=Seconds(0.0), default=30.0, show_default=True,
               help="Seconds spent shrinking each new finding to a minimal input.")
 @click.option("--restart-command", metavar="CMD",
               help="Shell command that restarts the broker when it stops serving; the campaign then goes on.")
 @click.option("--memory-limit", type=click.IntRange(min=1), default=512, show_default=True, metavar="MB",
               help="Broker memory growth over its level at the start that counts as a finding.")
+@click.option("--management-url", metavar="URL",
+              help="Management HTTP API that reports the broker's memory (RabbitMQ: https://HOST:15671/); "
+                   "without it, memory is the local broker process's RSS, or not measured. Never guessed, never "
+                   "plain http:// for an amqps:// broker; redirects are not followed.")
+@click.option("--management-user", metavar="USER", help="User of --management-url (not the AMQP URL's).")
+@click.option("--management-password-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="File whose first line is the --management-user password (else $AMQPSPEC_MANAGEMENT_PASSWORD).")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) for an amqps:// broker.")
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
+@password_option
 @click.option("--seeds", "seed_paths", multiple=True, metavar="PATH",
               help="Recorded sessions to mutate (files or directories of `amqpspec record` transcripts, findings, "
                    "pcaps; repeatable): enables the 'seeded' target of either protocol.")
@@ -87,14 +99,15 @@ def _list_targets(protocol: str) -> None:
 @guarded
 def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float | None, examples: int | None,
          seed: int | None, jobs: int, slots: int | None, findings_dir: str, window: float, shrink_time: float,
-         restart_command: str | None, memory_limit: int, cafile: str | None, insecure: bool,
+         restart_command: str | None, memory_limit: int, management_url: str | None, management_user: str | None,
+         management_password_file: str | None, cafile: str | None, insecure: bool, password_file: str | None,
          seed_paths: tuple[str, ...], list_targets: bool) -> None:
     """Fuzz the broker at URL (amqp[s]://user:pass@host:port/vhost) and keep every finding.
 
     Each finding is a minimal input with its two-way transcript, the clauses it violates and
     the command that replays it, in DIR/<signature-id>.json.
     """
-    from amqpspec.runner import detect_protocol, probe_broker
+    from amqpspec.brokerops import detect_protocol, probe
     from amqpspec.target import Target
 
     # text from the broker (reply-texts, property values) reaches notes and summaries decoded with
@@ -107,11 +120,18 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
     from .display import Progress
     from .targets import Env
 
-    target = Target.parse(url, cafile=cafile, insecure=insecure)
+    password = broker_password(password_file)
+    target = Target.parse(url, cafile=cafile, insecure=insecure, password=password)
+    if password is not None:  # the workers (other processes) parse the URL again: hand them this password
+        url = target.url_with_password()
     if list_targets:
         _list_targets("0-9-1" if protocol == "auto" else protocol)
         return
     _check_findings_dir(findings_dir)  # before any connection: a typo costs no broker round trip
+    from .management_api import from_options as management_api
+
+    management = management_api(management_url, management_user, management_password_file, target.tls, cafile,
+                                 insecure)
     if protocol == "auto":
         protocol = detect_protocol(target)
     resolve_targets(protocol, target_names)  # unknown names fail before connecting
@@ -120,24 +140,26 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
         from .seeds import load
 
         corpus = load(list(seeds), protocol)
-        click.echo(f"seeds: {len(corpus.seeds)} recorded connection(s)"
-                   + (f", {len(corpus.skipped)} skipped: {'; '.join(corpus.skipped[:3])}" if corpus.skipped else ""))
+        click.echo(safe_line(f"seeds: {len(corpus.seeds)} recorded connection(s)"
+                             + (f", {len(corpus.skipped)} skipped: {'; '.join(corpus.skipped[:3])}"
+                                if corpus.skipped else "")))
     if duration is None and examples is None:
         duration = parse_duration(DEFAULT_DURATION)
     run_seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
-    broker = probe_broker(target, protocol=protocol)
+    broker = probe(target, protocol)
     target.broker = broker
     names = resolve_targets(protocol, target_names, Env(target, protocol, broker, seeds=seeds))
     cfg = Config(url=url, protocol=protocol, targets=names, broker=broker, seed=run_seed, jobs=jobs,
                  duration=duration, examples=examples, window=window, shrink_time=shrink_time,
                  restart_command=restart_command, memory_limit=memory_limit << 20, cafile=cafile, insecure=insecure,
-                 seeds=seeds, **({"slots": slots} if slots else {}))
+                 seeds=seeds, management=management, **({"slots": slots} if slots else {}))
     progress = Progress()
     budget = " and ".join(x for x in (f"{examples} examples" if examples else "",
                                         f"{duration:g}s" if duration else "") if x)
-    progress.start(f"amqpspec fuzz  target {target.url()}  broker {broker.product} {broker.version}  protocol {protocol}"
-                   f"  seed {run_seed}  jobs {jobs}  budget {budget}\ntargets: {', '.join(names)}\n"
-                   f"findings: {findings_dir}")
+    # product and version are the broker's words: each header line is made safe whole
+    progress.start("\n".join(safe_line(line) for line in (
+        f"amqpspec fuzz  target {target.url()}  broker {broker.product} {broker.version}  protocol {protocol}"
+        f"  seed {run_seed}  jobs {jobs}  budget {budget}", f"targets: {', '.join(names)}", f"findings: {findings_dir}")))
     campaign = Campaign(cfg, findings_dir, on_event=progress)
     t0 = time.monotonic()
     try:

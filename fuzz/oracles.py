@@ -19,12 +19,9 @@ every example with the runner's probe), ``memory`` (:class:`MemoryMonitor`) and
 """
 from __future__ import annotations
 
-import base64
-import json
+import ipaddress
 import os
-import socket
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +32,7 @@ from amqpspec.wire.amqp091 import frames as f091
 from amqpspec.wire.amqp10 import frames as f10
 
 from .expectation import Expectation, close_code, close_method
+from .management_api import ManagementAPI, ManagementError, mem_used
 
 VIOLATIONS = ("hang", "reset-without-close", "wrong-code", "liveness", "memory", "control-loss", "invariant",
               "decode-error-by-broker")
@@ -135,7 +133,16 @@ def restart_broker(target: Target, protocol: str, command: str, wait: float = 60
 
 # ---------------------------------------------------------------------------- memory
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+def is_local_host(host: str) -> bool:
+    """The broker runs on this machine as far as its address tells: ``localhost``, a loopback
+    address (all of 127.0.0.0/8, ::1), or the unspecified address (which connects locally)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
 
 
 def _listening_inodes(port: int) -> set[str]:
@@ -186,31 +193,27 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def management_memory(target: Target, port: int = 15672, timeout: float = 1.0) -> int | None:
-    """RabbitMQ's own memory figure (management API /api/nodes, ``mem_used``), or None."""
-    url = f"http://{target.host}:{port}/api/nodes"
-    req = urllib.request.Request(url)
-    auth = base64.b64encode(f"{target.username}:{target.password.reveal()}".encode()).decode()
-    req.add_header("Authorization", f"Basic {auth}")
+def management_memory(api: ManagementAPI, timeout: float = 1.0) -> int | None:
+    """The broker's own memory figure from the management API the user named, or None."""
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's broker
-            nodes = json.loads(resp.read(1 << 20))
-        return int(sum(int(n.get("mem_used", 0)) for n in nodes)) or None
-    except (OSError, ValueError, TypeError, socket.timeout):
+        return mem_used(api, timeout)
+    except ManagementError:
         return None
 
 
 @dataclass
 class MemoryMonitor:
-    """The broker's memory over a campaign: the local process's RSS when the broker listens on
-    this machine (cheap enough to read after every example), else RabbitMQ's management API
-    (read at most every ``api_interval`` seconds), else not measured.
+    """The broker's memory over a campaign: from the management API when the user names one
+    (``management``; read at most every ``api_interval`` seconds), else the local process's RSS
+    when the broker listens on this machine (cheap enough to read after every example), else not
+    measured. The API is never guessed from the broker's address: it gets credentials.
 
     Growth beyond ``limit`` octets over the baseline is a finding; the baseline then moves up,
     so one leak is reported once, not after every example that follows it."""
 
     target: Target
     limit: int = 512 << 20
+    management: ManagementAPI | None = None
     api_interval: float = 2.0
     source: str = "not measured"
     pid: int | None = None
@@ -220,14 +223,25 @@ class MemoryMonitor:
     _last_read: float = field(default=0.0, repr=False)
 
     def start(self) -> None:
-        self.pid = find_local_pid(self.target.port) if self.target.host in LOOPBACK else None
-        if self.pid is not None and rss_bytes(self.pid) is not None:
-            self.source = f"RSS of local pid {self.pid}"
-        elif management_memory(self.target) is not None:
-            self.source = "management API mem_used"
+        self.pid = None
+        value: int | None = None
+        if self.management is not None:
+            self.management.register()   # a worker process has its own scrubber
+            try:
+                value = mem_used(self.management)
+                self.source = self.management.describe()
+                self._last_read = time.monotonic()
+            except ManagementError as exc:
+                self.source = f"not measured ({self.management.describe()}: {exc})"
         else:
-            self.source = "not measured"
-        self.baseline = self.last = self.peak = self.read(force=True)
+            self.pid = find_local_pid(self.target.port) if is_local_host(self.target.host) else None
+            value = rss_bytes(self.pid) if self.pid is not None else None
+            if value is not None:
+                self.source = f"RSS of local pid {self.pid}"
+            else:
+                self.pid = None
+                self.source = "not measured"
+        self.baseline = self.last = self.peak = value
 
     def read(self, force: bool = False) -> int | None:
         if self.pid is not None:
@@ -236,12 +250,12 @@ class MemoryMonitor:
                 self.pid = find_local_pid(self.target.port)
                 value = rss_bytes(self.pid) if self.pid is not None else None
             return value
-        if self.source.startswith("management"):
+        if self.management is not None and not self.source.startswith("not measured"):
             now = time.monotonic()
             if not force and now - self._last_read < self.api_interval:
                 return None
             self._last_read = now
-            return management_memory(self.target)
+            return management_memory(self.management)
         return None
 
     def rebase(self) -> None:
@@ -265,10 +279,10 @@ class MemoryMonitor:
 
     def describe(self) -> str:
         if self.baseline is None:
-            return "memory: not measured"
+            return f"memory: {self.source}"
         return (f"memory: {self.source}, baseline {self.baseline >> 20} MiB, last {(self.last or 0) >> 20} MiB, "
                 f"peak {(self.peak or 0) >> 20} MiB")
 
 
 __all__ = ["VIOLATIONS", "Verdict", "classify", "broker_output_problem", "liveness_problem", "restart_broker",
-           "MemoryMonitor", "find_local_pid", "rss_bytes", "management_memory"]
+           "MemoryMonitor", "find_local_pid", "rss_bytes", "management_memory", "is_local_host"]
