@@ -1,4 +1,10 @@
-"""Progress of a campaign: a live line on a terminal, plain periodic lines otherwise."""
+"""Progress of a campaign: a live line on a terminal, plain periodic lines otherwise.
+
+Notes, findings and summaries quote the broker (reply-texts, error conditions, product names):
+every line goes out through :func:`amqpspec.sanitize.safe_line`, which escapes control
+characters and scrubs secrets, so a broker can neither write into the terminal nor make it
+show the password.
+"""
 from __future__ import annotations
 
 import time
@@ -7,6 +13,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
+
+from amqpspec.sanitize import safe_line
 
 from .findings import Signature
 
@@ -41,8 +49,8 @@ class Progress:
         found = len(stats.findings)
         new = len(stats.new)
         last = f"  last: {stats.last}" if stats.last else ""
-        return (f"{_elapsed(dt)}  {stats.execs} execs ({stats.rate():.1f}/s)  findings: {found} unique"
-                f" ({new} new){last}")
+        return safe_line(f"{_elapsed(dt)}  {stats.execs} execs ({stats.rate():.1f}/s)  findings: {found} unique"
+                         f" ({new} new){last}")
 
     def __call__(self, kind: str, stats: Any, data: Any) -> None:
         if kind == "finding":
@@ -63,6 +71,7 @@ class Progress:
             self.console.print(self.line(stats), markup=False, highlight=False)
 
     def _print(self, text: str) -> None:
+        text = safe_line(text)
         if self._live is not None:
             self._live.console.print(text, markup=False, highlight=False)
         else:
@@ -74,4 +83,4 @@ class Progress:
             self._live = None
         self.console.print(self.line(stats), markup=False, highlight=False)
         for text in summary:
-            self.console.print(text, markup=False, highlight=False)
+            self.console.print(safe_line(text), markup=False, highlight=False)
