@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from amqpspec.atomicfile import write_atomically
+from amqpspec.datafile import DataFileError, load_json
 from amqpspec.errors import UsageError
 from amqpspec.result import Result, Verdict
 
@@ -38,12 +39,14 @@ def write_baseline(path: str | os.PathLike[str], results: Iterable[Result], targ
 
 
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Verdict]:
+    if not Path(path).exists():
+        raise UsageError(f"baseline file {path} does not exist (create one with --write-baseline)")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(path, max_bytes=64 << 20, what="baseline")
         verdicts = data["verdicts"]
-        return {case: Verdict(v) for case, v in verdicts.items()}
-    except FileNotFoundError:
-        raise UsageError(f"baseline file {path} does not exist (create one with --write-baseline)") from None
+        return {str(case): Verdict(v) for case, v in verdicts.items()}
+    except DataFileError as exc:
+        raise UsageError(f"baseline file {exc}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"baseline file {path} is not a valid amqpspec baseline: {exc}") from None
 

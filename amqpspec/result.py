@@ -3,16 +3,27 @@
 The record layout is a contract: reporters, the Spark pipeline and external tools read it.
 Keys present in every record: case, clauses, protocol, verdict, close, target, broker,
 duration_s, seed, evidence, transcript.
+
+Records carry broker text (reply-text, product, frame summaries), and a broker can send any
+octets. Strings are decoded with surrogateescape so that nothing is lost; before a record
+leaves the suite :func:`valid_text` turns those escapes into visible ``\\xNN`` (the exact
+octets stay in the transcript's hex), and the file is written ASCII-only JSON: no broker
+string can make a write fail, and no U+2028 / U+0085 in a record can split a JSON line for a
+reader that splits on every Unicode line break.
 """
 from __future__ import annotations
 
 import enum
 import json
 import os
+import re
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
+
+from amqpspec.datafile import iter_json_lines
+from amqpspec.secrets import SCRUBBER
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -106,6 +117,61 @@ class Result:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _octet_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    # surrogateescape maps the undecodable octet 0xNN to U+DCNN; any other lone surrogate
+    # (from a peer's \\u escape, say) has no octet: show its code point
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode (encodable as UTF-8): lone surrogates become visible escapes."""
+    return _LONE_SURROGATE.sub(_octet_escape, text) if _LONE_SURROGATE.search(text) else text
+
+
+def clean_record(value: Any) -> Any:
+    """A copy of a record (dicts, lists, scalars) as it may leave the suite: every string, keys
+    included, made valid Unicode (:func:`valid_text`) and scrubbed of registered secrets; other
+    leaves stored as the JSON writer would (``str``). Strings are cleaned one by one, not as one
+    JSON text, where a secret holding a quote or backslash would be escaped and slip through.
+    Iterative, so no record can nest deeper than the stack."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, str):
+            parent[key] = _clean_text(item)
+        elif isinstance(item, dict):
+            out: dict[str, Any] = {}
+            parent[key] = out
+            for k, v in item.items():
+                ck = _clean_text(k if isinstance(k, str) else str(k))
+                out[ck] = None
+                stack.append((v, out, ck))
+        elif isinstance(item, (list, tuple)):
+            seq: list[Any] = [None] * len(item)
+            parent[key] = seq
+            stack.extend((v, seq, i) for i, v in enumerate(item))
+        elif item is None or isinstance(item, (bool, int, float)):
+            parent[key] = item
+        else:
+            parent[key] = _clean_text(str(item))
+    return root[0]
+
+
+def _clean_text(text: str) -> str:
+    return SCRUBBER.scrub(valid_text(text))
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """One JSON line of a JSON-lines file: ASCII only, so it always encodes, and it holds no
+    character that any reader could take for a line break."""
+    return json.dumps(record, ensure_ascii=True, default=str)
+
+
 class ResultWriter:
     """Appends one JSON line per finished case and makes it durable at once.
 
@@ -116,11 +182,12 @@ class ResultWriter:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = open(self.path, "w", encoding="utf-8")
+        # open() honours the umask, as an ordinary file should; the lines are ASCII
+        self._fh: IO[str] = open(self.path, "w", encoding="utf-8", newline="\n")
         self._lock = threading.Lock()
 
     def write(self, result: Result) -> None:
-        line = json.dumps(result.to_json(), ensure_ascii=False, default=str)
+        line = record_line(result.to_json())
         with self._lock:
             self._fh.write(line + "\n")
             self._fh.flush()
@@ -138,16 +205,14 @@ class ResultWriter:
 
 
 def read_results(path: str | os.PathLike[str]) -> Iterator[Result]:
-    """Reads a result file; a truncated last line (a killed run) is skipped, not fatal."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield Result.from_json(json.loads(line))
-            except (ValueError, TypeError, KeyError):
-                continue
+    """Reads a result file; a truncated last line (a killed run) is skipped, not fatal, and so
+    is a record that is JSON but not a result. A file that is not JSON lines, or a line too
+    large or too deep, is a :class:`~amqpspec.errors.UsageError` naming the line."""
+    for _, data in iter_json_lines(path):
+        try:
+            yield Result.from_json(data)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
 
 
 def worst(verdicts: Iterable[Verdict]) -> Verdict:

@@ -5,7 +5,14 @@ error condition, state -- and stored as ``<signature_id>.json`` in the findings 
 the FINDINGS FORMAT shared with the report pipeline (see :func:`validate`). Writes are atomic
 (a temporary file renamed over the old one) and serialised by a lock file, so several worker
 processes and a kill at any moment leave every file whole. Finding the same signature again
-updates ``count`` and ``last_seen`` only: the input, the minimal one found first, stays.
+updates ``count`` and ``last_seen`` only: the input, the minimal one found first, stays (the
+stateful machines, whose later examples can be shorter, ask for the shorter input to win).
+
+This is the one writer of finding files: campaigns and stateful runs both store through
+:class:`FindingStore`. Finding files are read back by ``replay`` and by the next campaign, and
+may come from elsewhere: they are read through :mod:`amqpspec.datafile` (bounded, no
+traceback), and written as ASCII JSON with every string cleaned (:func:`clean_record`), so a
+broker's invalid UTF-8 or a U+2028 cannot fail the write or break a reader.
 """
 from __future__ import annotations
 
@@ -21,7 +28,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from amqpspec.atomicfile import write_atomically
-from amqpspec.secrets import SCRUBBER
+from amqpspec.datafile import DataFileError, load_json
+from amqpspec.result import clean_record
 
 SCHEMA = 1
 KIND = "finding"
@@ -171,45 +179,40 @@ class FindingStore:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def load(self, sig_id: str) -> dict[str, Any] | None:
-        try:
-            with open(self.path(sig_id), encoding="utf-8") as fh:
-                return json.load(fh)
-        except (OSError, ValueError):
-            return None
+        return _read(self.path(sig_id))
 
     def known(self) -> dict[str, dict[str, Any]]:
-        """signature_id -> record of every readable finding in the directory."""
+        """signature_id -> record of every readable finding in the directory (a file that is
+        not one -- unreadable, not JSON, too large or too deep -- is passed over)."""
         out = {}
         for p in sorted(self.dir.glob("*.json")):
-            try:
-                rec = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(rec, dict) and rec.get("kind") == KIND and "signature_id" in rec:
+            rec = _read(p)
+            if isinstance(rec, dict) and rec.get("kind") == KIND and isinstance(rec.get("signature_id"), str):
                 out[rec["signature_id"]] = rec
         return out
 
     def _write(self, record: dict[str, Any]) -> Path:
         path = self.path(record["signature_id"])
-        text = SCRUBBER.scrub(json.dumps(record, ensure_ascii=False, indent=2, default=str))
-        # text decoded with surrogateescape (a locale, a reply-text of invalid UTF-8) holds lone
-        # surrogates: written as \udcXX escapes they stay valid JSON and read back the same
-        text = text.encode("utf-8", errors="backslashreplace").decode("utf-8")
-        write_atomically(path, text + "\n")
+        write_atomically(path, json.dumps(clean_record(record), ensure_ascii=True, indent=2) + "\n")
         return path
 
-    def record(self, finding: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def record(self, finding: dict[str, Any], *, shorter_input_wins: bool = False) -> tuple[dict[str, Any], bool]:
         """Stores a new finding, or merges it into the existing one of its signature (count
-        added, last_seen moved on; input, transcript, first_seen and run kept). Returns the
-        stored record and whether it was new."""
+        added, last_seen moved on; input, transcript, first_seen and run kept -- or, with
+        ``shorter_input_wins``, input and transcript replaced by a shorter input's). Returns
+        the stored record and whether it was new."""
         with self._locked():
             old = self.load(finding["signature_id"])
+            if old is not None and old.get("signature_id") != finding["signature_id"]:
+                old = None  # not a finding of this signature: replaced, not merged
             if old is None:
                 rec = dict(finding)
                 rec["replay"] = replay_command(self.path(rec["signature_id"]), rec["target_url"])
                 self._write(rec)
                 return rec, True
-            old["count"] = int(old.get("count", 0)) + int(finding.get("count", 1))
+            if shorter_input_wins and len(_input_hex(finding)) < len(_input_hex(old)):
+                old["input"], old["transcript"] = finding.get("input"), finding.get("transcript")
+            old["count"] = _count(old) + int(finding.get("count", 1))
             old["last_seen"] = finding.get("last_seen") or now_iso()
             old["replay"] = replay_command(self.path(old["signature_id"]), old.get("target_url", finding["target_url"]))
             self._write(old)
@@ -221,10 +224,29 @@ class FindingStore:
             old = self.load(sig_id)
             if old is None:
                 return None
-            old["count"] = int(old.get("count", 0)) + count
+            old["count"] = _count(old) + count
             old["last_seen"] = when or now_iso()
             self._write(old)
             return old
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        rec = load_json(path, max_bytes=64 << 20, what="finding")
+    except DataFileError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _input_hex(record: dict[str, Any]) -> str:
+    inp = record.get("input")
+    return str(inp.get("hex", "")) if isinstance(inp, dict) else ""
+
+
+def _count(record: dict[str, Any]) -> int:
+    """The stored count, 0 when a crafted or damaged file holds something else."""
+    count = record.get("count", 0)
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0
 
 
 __all__ = ["Signature", "FindingStore", "make_finding", "validate", "signature_id", "replay_command", "now_iso",

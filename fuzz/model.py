@@ -8,22 +8,22 @@ invariant, so that hypothesis can shrink the example that produced it.
 The *signature* is what makes two violations "the same finding" across examples and runs:
 protocol, fuzz target, kind of violation, reply code / error condition, and the protocol
 state in which it happened. The finding record follows the shared FINDINGS FORMAT (one JSON
-file per signature, ``<signature_id>.json``) that the campaign runner writes and the report
-pipeline reads.
+file per signature, ``<signature_id>.json``), stored by the one writer of finding files,
+:class:`amqpspec.fuzz.findings.FindingStore`, which the campaign runner uses too.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import os
 import shlex
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
-from amqpspec.secrets import SCRUBBER
+from amqpspec.result import clean_record
+
+from .findings import FindingStore, signature_id
 
 FINDING_SCHEMA = 1
 #: the violation kinds of the FINDINGS FORMAT
@@ -51,12 +51,6 @@ class Violation:
     def signature(self, protocol: str, target: str) -> dict[str, Any]:
         return {"protocol": protocol, "target": target, "violation": self.kind, "code": self.code,
                 "condition": self.condition, "state": self.state}
-
-
-def signature_id(signature: dict[str, Any]) -> str:
-    """Short stable hash of a signature: the file name of its finding."""
-    text = json.dumps(signature, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class ViolationError(AssertionError):
@@ -125,9 +119,7 @@ def finding_record(draft: FindingDraft, *, protocol: str, target: str, broker: d
         "run_id": run_id,
         "message": draft.violation.message,
     }
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    cleaned = SCRUBBER.scrub(text)
-    return record if cleaned == text else json.loads(cleaned)
+    return clean_record(record)
 
 
 def replay_command(target_url: str, protocol: str, target: str, seed: int, examples: int | None,
@@ -145,60 +137,20 @@ def replay_command(target_url: str, protocol: str, target: str, seed: int, examp
 
 
 def merge_into_directory(directory: str | os.PathLike[str], record: dict[str, Any]) -> Path:
-    """Writes or merges a finding into ``<directory>/<signature_id>.json`` atomically.
-
-    A finding already on disk keeps its first_seen, minimal input and transcript (the first
-    one written is the shrunk one); its count grows and last_seen moves on.
-    """
-    root = Path(directory)
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / f"{record['signature_id']}.json"
-    merged = dict(record)
-    if path.exists():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = None
-        if isinstance(old, dict) and old.get("signature_id") == record["signature_id"]:
-            merged = dict(old)
-            merged["count"] = int(old.get("count", 0)) + int(record.get("count", 0))
-            merged["last_seen"] = record["last_seen"]
-            if len(record.get("input", {}).get("hex", "")) < len(old.get("input", {}).get("hex", "")):
-                merged["input"], merged["transcript"] = record["input"], record["transcript"]
-    from .findings import replay_command as replay_file_command
-
-    merged["replay"] = replay_file_command(path, merged["target_url"])
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(merged, fh, ensure_ascii=False, indent=1, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
+    """Writes or merges a finding into ``<directory>/<signature_id>.json`` through the findings
+    store (atomic, under its lock). A finding already on disk keeps its first_seen; its count
+    grows, last_seen moves on, and a shorter input (a later, better shrunk example) replaces
+    the stored input and transcript."""
+    store = FindingStore(directory)
+    stored, _ = store.record(record, shorter_input_wins=True)
+    return store.path(stored["signature_id"])
 
 
-def load_strategies(protocol: str) -> Any | None:
-    """The hypothesis strategies derived from the codec (tests/unit/strategies_*), or None.
-
-    They are the one grammar of the wire values; the fuzzer reuses them instead of writing
-    a second one. They live with the tests today, so they are looked up in the package first
-    (should they move there) and then next to this checkout; an installation without them
-    fuzzes plain properties only.
-    """
-    import importlib
-    import sys
-
-    name = "strategies_amqp091" if protocol == "0-9-1" else "strategies_amqp10"
-    for mod in (f"amqpspec.fuzz.{name}", f"tests.unit.{name}"):
-        try:
-            return importlib.import_module(mod)
-        except ImportError:
-            pass
-    root = Path(__file__).resolve().parents[1]
-    if (root / "tests" / "unit" / f"{name}.py").exists() and str(root) not in sys.path:
-        sys.path.append(str(root))
-        try:
-            return importlib.import_module(f"tests.unit.{name}")
-        except ImportError:
-            return None
-    return None
+def load_strategies(protocol: str) -> ModuleType:
+    """The hypothesis strategies derived from the codec: the one grammar of the wire values,
+    shared with the codec's round-trip tests (which import them from here, never the reverse)."""
+    if protocol == "0-9-1":
+        from . import strategies091 as module
+    else:
+        from . import strategies10 as module
+    return module

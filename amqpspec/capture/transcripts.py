@@ -37,6 +37,7 @@ from typing import Any, Iterable
 
 from amqpspec.atomicfile import write_atomically
 from amqpspec.capture.codec import PROTOCOLS, protocol_of_header
+from amqpspec.datafile import NotJSONError, iter_json_lines, parse_json
 from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
 
@@ -169,7 +170,7 @@ def save(path: str | os.PathLike[str], tf: TranscriptFile) -> None:
     """
     data = tf.to_json()
     data["entries"] = [dict(e, summary=SCRUBBER.scrub(str(e.get("summary", "")))) for e in tf.entries]
-    text = json.dumps(data, ensure_ascii=False, indent=1)
+    text = json.dumps(data, ensure_ascii=True, indent=1)  # ASCII: no broker octet can fail the write
     write_atomically(path, text + "\n")
 
 
@@ -197,8 +198,8 @@ def load(path: str | os.PathLike[str], case: str | None = None) -> TranscriptFil
     except UnicodeDecodeError:
         raise UsageError(f"{path}: neither JSON nor a pcap/pcapng capture") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
+        doc = parse_json(text, str(path))
+    except NotJSONError:
         records = _json_lines(text, path)
         return _from_results(records, path, case)
     if isinstance(doc, dict) and doc.get("kind") == KIND:
@@ -215,19 +216,15 @@ def load(path: str | os.PathLike[str], case: str | None = None) -> TranscriptFil
 
 
 def _json_lines(text: str, path: Any) -> list[dict[str, Any]]:
+    # split on "\n" only: U+2028 / U+0085 inside a record written by an older amqpspec are not
+    # line ends; a killed run's truncated last line is skipped
     records = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if i == len(lines) - 1:
-                continue  # a killed run's truncated last line
-            raise UsageError(f"{path}: line {i + 1} is not JSON (not a transcript, result file, finding or pcap)") from None
-        if isinstance(rec, dict):
-            records.append(rec)
+    try:
+        for _, rec in iter_json_lines(path, text=text):
+            if isinstance(rec, dict):
+                records.append(rec)
+    except NotJSONError as exc:
+        raise UsageError(f"{exc} (not a transcript, result file, finding or pcap)") from None
     if not records:
         raise UsageError(f"{path}: no result records in this JSON-lines file")
     return records

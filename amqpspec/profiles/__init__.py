@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from amqpspec.datafile import DataFileError, load_toml
 from amqpspec.errors import UsageError
 from amqpspec.result import Result, Verdict
 
@@ -71,12 +72,14 @@ def _parse(data: dict[str, Any], source: str) -> Profile:
 
 
 def load_file(path: str | Path) -> Profile:
+    """A profile the user names (``--profile``): a file from anywhere, read with bounds."""
+    if not Path(path).exists():
+        raise UsageError(f"profile file {path} does not exist")
     try:
-        return _parse(tomllib.loads(Path(path).read_text(encoding="utf-8")), str(path))
-    except FileNotFoundError:
-        raise UsageError(f"profile file {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"profile file {path} is not valid TOML: {exc}") from None
+        data = load_toml(path, what="broker profile")
+    except DataFileError as exc:
+        raise UsageError(f"profile file {exc}") from None
+    return _parse(data, str(path))
 
 
 def builtin() -> list[Profile]:
