@@ -24,7 +24,7 @@ from amqpspec.errors import ConnectError
 from amqpspec.peer.amqp091 import Peer, UnexpectedReply
 from amqpspec.peer.base import DeadlineExceeded, PeerError
 from amqpspec.profiles import Profile
-from amqpspec.result import Result, Verdict, worst
+from amqpspec.result import Result, Verdict, clean_record, worst
 from amqpspec.secrets import SCRUBBER
 from amqpspec.target import BrokerInfo, Target
 from amqpspec.transcript import Transcript
@@ -361,10 +361,15 @@ def _describe_exception(exc: BaseException | None) -> str:
 
 
 def scrub(result: Result) -> Result:
-    """Removes any registered secret from every string of the record."""
-    text = json.dumps(result.to_json(), ensure_ascii=False, default=str)
-    cleaned = SCRUBBER.scrub(text)
-    return result if cleaned == text else Result.from_json(json.loads(cleaned))
+    """The record as it may leave the suite: any registered secret removed from every string
+    (keys too), and every string valid Unicode (a broker's undecodable octets become visible
+    escapes), so no writer or reporter can fail on broker text (see :func:`clean_record`).
+
+    Strings are cleaned one by one, not as one JSON text: a secret holding a quote or a
+    backslash would be escaped in JSON and slip past a textual replace."""
+    data = result.to_json()
+    cleaned = clean_record(data)
+    return result if cleaned == data else Result.from_json(cleaned)
 
 
 def detect_protocol(target: Target, timeout: float = 5.0) -> str:
