@@ -112,19 +112,24 @@ def replay(file: str | None, url: str | None, case_id: str | None, timing: str, 
 @click.option("--upstream", required=True, metavar="URL",
               help="The broker: amqp[s]://host:port/ (credentials come from the client).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Directory for the transcript files.")
-@click.option("--max-connections", type=click.IntRange(min=1), help="Stop after this many client connections ended.")
+@click.option("--max-connections", type=click.IntRange(min=1),
+              help="Stop after this many client connections ended (in all).")
+@click.option("--max-concurrent", type=click.IntRange(min=1, max=4096), default=32, show_default=True,
+              help="Client connections relayed at once; one more is closed at once, unrecorded, with a line saying so.")
 @click.option("--duration", type=click.FloatRange(min=0.1), help="Stop after this many seconds.")
 @click.option("--flush-interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
-              help="Seconds between rewrites of the files of open connections.")
+              help="Seconds at most between writes of what open connections recorded (to NAME.json.partial).")
 @click.option("--max-entries", type=click.IntRange(min=10), default=100_000, show_default=True,
-              help="Entries kept per connection (a bound on memory).")
+              help="Entries recorded per connection; further frames are relayed and counted, not recorded.")
 @click.option("--max-bytes", type=click.IntRange(min=1024), default=64 << 20, show_default=True,
-              help="Octets kept per connection (a bound on memory).")
+              help="Octets recorded per connection; past them every frame is still relayed whole but recorded as "
+                   "its first 64 octets with a note. Recorded octets go to disk as they pass, not to memory.")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) for an amqps:// upstream.")
 @click.option("--insecure", is_flag=True, help="Do not verify the upstream's TLS certificate.")
 @guarded
-def record(listen: str, upstream: str, out_dir: str, max_connections: int | None, duration: float | None,
-           flush_interval: float, max_entries: int, max_bytes: int, cafile: str | None, insecure: bool) -> None:
+def record(listen: str, upstream: str, out_dir: str, max_connections: int | None, max_concurrent: int,
+           duration: float | None, flush_interval: float, max_entries: int, max_bytes: int, cafile: str | None,
+           insecure: bool) -> None:
     """Record the sessions of real clients: a loopback proxy writing one transcript per connection.
 
     Point the client at --listen instead of the broker; its octets pass unchanged to
@@ -136,7 +141,8 @@ def record(listen: str, upstream: str, out_dir: str, max_connections: int | None
     host, port = parse_listen(listen)
     target = _target(upstream, cafile, insecure)
     opts = ProxyOptions(host, port, target, Path(out_dir), flush_interval=flush_interval, max_entries=max_entries,
-                        max_bytes=max_bytes, max_connections=max_connections, duration=duration)
+                        max_bytes=max_bytes, max_connections=max_connections, max_concurrent=max_concurrent,
+                        duration=duration)
 
     def line(text: str) -> None:
         click.echo(text)

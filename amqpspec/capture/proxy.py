@@ -4,9 +4,11 @@
 loopback address, opens a connection to the broker for each (TCP, or TLS for amqps://), and
 pipes the octets both ways unchanged. On the side it decodes both directions with the codecs
 (0-9-1 or 1.0, told by the client's protocol header) and writes one transcript file per
-client connection into DIR (format: :mod:`amqpspec.capture.transcripts`) -- rewritten every
-few seconds while the connection lasts (``"complete": false``), so a crash loses little,
-and a last time when it ends.
+client connection into DIR (format: :mod:`amqpspec.capture.transcripts`). While the
+connection lasts its entries are appended to ``NAME.json.partial`` by a worker thread (at
+least every ``--flush-interval`` seconds, so a crash loses little; the next ``record`` on the
+directory turns a left-over spool into a transcript marked incomplete); when it ends the
+transcript ``NAME.json`` is written whole, atomically (:mod:`amqpspec.capture.spool`).
 
 Secrets: the proxy sees the client's credentials in clear. It forwards them untouched, but
 what it writes holds the SASL response masked (asterisks, ``"redacted": true``), the
@@ -14,9 +16,15 @@ password found in a PLAIN response is registered with the scrubber for every sum
 nothing it prints names them. It listens on loopback only: a proxy that relays credentials
 must not be reachable from another machine.
 
-Memory per connection is bounded: frames beyond ``max_frame`` stop the decoding (the octets
-still pass), and the transcript keeps at most ``max_entries`` entries and ``max_bytes``
-octets (beyond that: a prefix of each entry, then a count of what was left out).
+Memory is bounded, whatever the clients send: nothing recorded stays in memory (it is on its
+way to the spool: at most :data:`~amqpspec.capture.spool.FLUSH_AT` octets per connection
+before the relay waits for the disk), a decoder holds at most one frame of ``max_frame``
+octets per direction (larger frames stop the decoding; the octets still pass), and at most
+``max_concurrent`` connections are relayed at once (more are closed at once, with a line
+saying so). What a transcript keeps is bounded too: ``max_entries`` entries and ``max_bytes``
+octets per connection; past ``max_bytes`` every frame is still relayed whole but recorded as
+its first 64 octets with a note (``[only the first 64 of N octets kept]``), past
+``max_entries`` frames are counted, not recorded.
 """
 from __future__ import annotations
 
@@ -36,16 +44,18 @@ from amqpspec.capture.codec import (
     plain_password,
     protocol_of_header,
 )
-from amqpspec.capture.transcripts import TranscriptFile, now_iso, save
+from amqpspec.capture.spool import Spool, recover
+from amqpspec.capture.transcripts import now_iso
 from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
 from amqpspec.target import Target
-from amqpspec.transcript import Transcript
+from amqpspec.transcript import KEPT_PREFIX, Entry
 
 READ_SIZE = 65536
 DEFAULT_MAX_ENTRIES = 100_000
 DEFAULT_MAX_BYTES = 64 << 20
 DEFAULT_MAX_FRAME = 4 << 20
+DEFAULT_MAX_CONCURRENT = 32   # each may hold two decoder buffers of up to max_frame: ~256 MiB at worst
 LOOPBACK_NAMES = ("localhost",)
 MIN_SECRET = 4   # shorter passwords are masked in the SASL response only (replacing them elsewhere would mangle)
 
@@ -83,13 +93,14 @@ class ProxyOptions:
     max_entries: int = DEFAULT_MAX_ENTRIES
     max_bytes: int = DEFAULT_MAX_BYTES
     max_frame: int = DEFAULT_MAX_FRAME
-    max_connections: int | None = None    # stop once this many client connections have ended
+    max_connections: int | None = None    # stop once this many client connections have ended (in all)
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT   # connections relayed at once; more are closed at once
     duration: float | None = None         # stop after this many seconds
     connect_timeout: float = 10.0
 
 
 class Recording:
-    """The transcript of one client connection, decoded as it passes."""
+    """The transcript of one client connection, decoded as it passes and spooled to disk."""
 
     def __init__(self, seq: int, client: str, opts: ProxyOptions) -> None:
         self.seq = seq
@@ -98,24 +109,36 @@ class Recording:
         self.started = now_iso()
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%f")[:-3]
         self.path = opts.out_dir / f"{stamp}Z-c{seq:04d}.json"
-        self.transcript = Transcript(opts.max_entries, opts.max_bytes)
+        self.spool = Spool(self.path)
+        self.spool.meta(upstream=opts.upstream.url(), started=self.started, client=client, complete=False)
         self.protocol: str | None = None
         self.head = b""
         self.held_server: list[bytes] = []
         self.decoders: dict[bool, StreamDecoder] = {}
         self.frames = 0
+        self.entries = 0
+        self.kept_bytes = 0
+        self.elided = 0
         self.secrets: list[bytes] = []   # passwords seen in this connection's PLAIN responses
-        self.dirty = False
-        self.complete = False
         self.t0 = time.monotonic()
 
+    def _entry(self, direction: str, data: bytes, summary: str, redacted: bool = False) -> None:
+        """One entry to the spool, within the bounds (the rules of :class:`amqpspec.transcript.Transcript`)."""
+        if self.entries >= self.opts.max_entries:
+            self.elided += 1
+            return
+        if self.kept_bytes + len(data) > self.opts.max_bytes:
+            summary = f"{summary} [only the first {KEPT_PREFIX} of {len(data)} octets kept]"
+            data = data[:KEPT_PREFIX]
+        self.kept_bytes += len(data)
+        self.entries += 1
+        self.spool.add(Entry(time.monotonic() - self.t0, direction, bytes(data), summary, 1, redacted).to_json())
+
     def event(self, text: str) -> None:
-        self.transcript.event(text, 1)
-        self.dirty = True
+        self._entry("event", b"", text)
 
     def data(self, from_client: bool, data: bytes) -> None:
         """Octets that just passed in one direction (already forwarded)."""
-        self.dirty = True
         if self.protocol is None:
             if not from_client:
                 if sum(len(d) for d in self.held_server) < 65536:
@@ -127,6 +150,7 @@ class Recording:
             self.protocol = protocol_of_header(self.head[:8])
             if self.protocol is None:
                 self.protocol = "0-9-1"  # decoding will say what is wrong; the octets are kept
+            self.spool.meta(protocol=self.protocol)
             self.decoders = {True: StreamDecoder(self.protocol, True, self.opts.max_frame),
                              False: StreamDecoder(self.protocol, False, self.opts.max_frame)}
             head, self.head = self.head, b""
@@ -159,7 +183,7 @@ class Recording:
                 raw, redacted = raw.replace(secret, b"*" * len(secret)), True
         if item is not None:
             self.frames += 1
-        self.transcript.add("send" if from_client else "recv", raw, SCRUBBER.scrub(summary), 1, redacted)
+        self._entry("send" if from_client else "recv", raw, SCRUBBER.scrub(summary), redacted)
 
     def ended(self, from_client: bool, how: str) -> None:
         if self.protocol is not None:
@@ -167,19 +191,20 @@ class Recording:
                 self._add(from_client, u.raw, u.item, u.summary)
         self.event(f"client closed ({how})" if from_client else f"socket closed ({how})")
 
-    def save(self) -> bool:
-        """Writes the file (atomically) when something changed; False when there is nothing to keep."""
-        if not self.dirty or self.protocol is None and not self.head:
+    async def finish(self) -> bool:
+        """Writes the transcript file (atomically, off the event loop); False when the client
+        never sent an octet: there is nothing to keep."""
+        if self.protocol is None and not self.head:
+            self.spool.discard()
             return False
         if self.protocol is None:  # fewer than 8 octets ever came: keep them, raw
-            self.transcript.add("send", self.head, f"raw {len(self.head)} octets (no protocol header)", 1)
-            self.head = b""
             self.protocol = "0-9-1"
-        tf = TranscriptFile(self.protocol, self.transcript.to_json(), self.opts.upstream.url(), self.started,
-                            "record", extra={"client": self.client, "complete": self.complete})
-        save(self.path, tf)
-        self.dirty = False
-        return True
+            self._entry("send", self.head, f"raw {len(self.head)} octets (no protocol header)")
+            self.head = b""
+        if self.elided:
+            self.spool.add({"t": round(time.monotonic() - self.t0, 6), "dir": "event", "conn": 0, "hex": "",
+                            "summary": f"{self.elided} further entries not recorded (limit {self.opts.max_entries})"})
+        return await self.spool.finish(protocol=self.protocol, complete=True)
 
 
 class Proxy:
@@ -190,8 +215,10 @@ class Proxy:
         self.on_line = on_line
         self.active: dict[int, Recording] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.finishing: set[asyncio.Task[None]] = set()
         self.seq = 0
         self.ended = 0
+        self.refused = 0
         self.written: list[Path] = []
         self.stop_event: asyncio.Event | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -202,6 +229,8 @@ class Proxy:
         self.stop_event = asyncio.Event()
         self.loop = asyncio.get_running_loop()
         self.opts.out_dir.mkdir(parents=True, exist_ok=True)
+        for path in recover(self.opts.out_dir):
+            self.on_line(f"recovered {path} (incomplete: an earlier proxy ended with its connection open)")
         try:
             server = await asyncio.start_server(self._client, self.opts.listen_host, self.opts.listen_port,
                                                 reuse_address=True)
@@ -238,12 +267,15 @@ class Proxy:
             if self.tasks:
                 await asyncio.gather(*self.tasks, return_exceptions=True)
             for rec in list(self.active.values()):
-                self._finish(rec)
+                await self._finish(rec)
+            if self.finishing:
+                await asyncio.gather(*self.finishing, return_exceptions=True)
             try:
                 await asyncio.wait_for(server.wait_closed(), 2.0)
             except (asyncio.TimeoutError, Exception):
                 pass
-        self.on_line(f"stopped: {len(self.written)} transcript(s) written to {self.opts.out_dir}")
+        refused = f"; {self.refused} connection(s) refused over --max-concurrent" if self.refused else ""
+        self.on_line(f"stopped: {len(self.written)} transcript(s) written to {self.opts.out_dir}{refused}")
 
     def stop(self) -> None:
         """Stops serving; callable from any thread."""
@@ -261,21 +293,33 @@ class Proxy:
             pass
 
     async def _flush_loop(self) -> None:
+        """What open connections recorded goes to their spools at least this often (off the loop)."""
         while True:
             await asyncio.sleep(self.opts.flush_interval)
             for rec in list(self.active.values()):
                 try:
-                    rec.save()
+                    await rec.spool.flush()
                 except OSError as exc:
-                    self.on_line(f"c{rec.seq}: cannot write {rec.path}: {exc.strerror or exc}")
+                    self.on_line(f"c{rec.seq}: cannot write {rec.spool.path}: {exc.strerror or exc}")
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self.tasks.add(task)
-        self.seq += 1
         peer = writer.get_extra_info("peername") or ("?", 0)
-        rec = Recording(self.seq, f"{peer[0]}:{peer[1]}", self.opts)
+        if len(self.active) >= self.opts.max_concurrent:
+            self.refused += 1
+            self.on_line(f"refused client {peer[0]}:{peer[1]}: {len(self.active)} connections already relayed "
+                         f"(--max-concurrent {self.opts.max_concurrent}); closed unrecorded")
+            writer.close()
+            return
+        self.seq += 1
+        try:
+            rec = Recording(self.seq, f"{peer[0]}:{peer[1]}", self.opts)
+        except OSError as exc:
+            self.on_line(f"c{self.seq}: cannot record ({exc.strerror or exc}); client connection closed")
+            writer.close()
+            return
+        self.tasks.add(task)
         self.active[rec.seq] = rec
         up = self.opts.upstream
         try:
@@ -298,11 +342,18 @@ class Proxy:
             writer.close()
         finally:
             self.tasks.discard(task)
-            if rec.seq in self.active:
-                self._finish(rec)
+            if self.active.pop(rec.seq, None) is not None:
+                # its own task: the file is made whole even if this one is cancelled meanwhile
+                finishing = asyncio.create_task(self._finish(rec))
+                self.finishing.add(finishing)
+                finishing.add_done_callback(self.finishing.discard)
                 self.ended += 1
                 if self.opts.max_connections is not None and self.ended >= self.opts.max_connections:
                     self.stop()
+                try:
+                    await asyncio.shield(finishing)
+                except asyncio.CancelledError:
+                    pass
 
     async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, rec: Recording, from_client: bool) -> None:
         how = "fin"
@@ -314,6 +365,8 @@ class Proxy:
                 dst.write(data)
                 await dst.drain()  # back-pressure: a slow side slows the other, nothing piles up here
                 rec.data(from_client, data)
+                if rec.spool.full:
+                    await rec.spool.flush()  # back-pressure from the disk too
         except (ConnectionResetError, BrokenPipeError) as exc:
             how = "rst"
             del exc
@@ -330,12 +383,10 @@ class Proxy:
         except (OSError, RuntimeError):
             pass
 
-    def _finish(self, rec: Recording) -> None:
+    async def _finish(self, rec: Recording) -> None:
         self.active.pop(rec.seq, None)
-        rec.complete = True
-        rec.dirty = True
         try:
-            if rec.save():
+            if await rec.finish():
                 self.written.append(rec.path)
                 self.on_line(f"c{rec.seq}: recorded {rec.path} ({rec.protocol}, {rec.frames} frames, "
                              f"{time.monotonic() - rec.t0:.1f}s)")

@@ -103,14 +103,16 @@ def test_open_connections_are_written_periodically_and_on_stop(tmp_path: Path, u
     try:
         s.sendall(ProtocolHeader().encode())
         deadline = time.monotonic() + 5
-        files: list[Path] = []
-        while not files and time.monotonic() < deadline:
-            files = list(tmp_path.glob("*.json"))
+        spools: list[Path] = []
+        while not spools and time.monotonic() < deadline:   # the open connection's entries, appended to its spool
+            spools = [p for p in tmp_path.glob("*.json.partial") if b"protocol" in p.read_bytes()]
             time.sleep(0.05)
-        assert files and json.loads(files[0].read_text())["complete"] is False
+        assert spools and not list(tmp_path.glob("*.json"))
     finally:
         run.stop()
         s.close()
+    files = list(tmp_path.glob("*.json"))
+    assert [f.name + ".partial" for f in files] == [spools[0].name] and not spools[0].exists()
     doc = json.loads(files[0].read_text())
     assert doc["complete"] is True
     assert any("recording stopped" in e["summary"] for e in doc["entries"])

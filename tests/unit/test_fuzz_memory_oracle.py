@@ -164,9 +164,9 @@ def test_no_password_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cli_refuses_plain_http_management_for_an_amqps_broker(tmp_path: Path) -> None:
     """One line, exit 2, before any connection (nothing listens on the broker's port)."""
     env = dict(os.environ, AMQPSPEC_MANAGEMENT_PASSWORD=PASSWORD)
-    proc = subprocess.run([sys.executable, "-m", "amqpspec.cli", "fuzz", f"amqps://guest:guest@127.0.0.1:{_free_port()}/",
-                           "--protocol", "0-9-1", "--examples", "1", "--findings", str(tmp_path / "f"),
-                           "--management-url", "http://127.0.0.1:15672/", "--management-user", "guest"],
+    broker = f"amqps://guest:guest@127.0.0.1:{_free_port()}/"
+    proc = subprocess.run([sys.executable, "-m", "amqpspec.cli", "fuzz", broker, "--protocol", "0-9-1",
+                           "--examples", "1", "--findings", str(tmp_path / "f"), "--management-url", "http://127.0.0.1:15672/", "--management-user", "guest"],
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
