@@ -62,7 +62,8 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
     from amqpspec import profiles
     from amqpspec.case import discover, select
     from amqpspec.result import ResultWriter
-    from amqpspec.runner import RunOptions, Runner, detect_protocol, probe_broker
+    from amqpspec.brokerops import detect_protocol, probe
+    from amqpspec.runner import RunOptions, Runner
 
     target = parse_target(url, cafile=cafile, insecure=insecure, password_file=password_file)
     if not dry_run:  # an output that cannot be written fails now, not after the whole run
@@ -86,7 +87,7 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
         return
     run_seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     profile = profiles.load_file(profile_path) if profile_path else None
-    target.broker = probe_broker(target, protocol=protocol)
+    target.broker = probe(target, protocol)
     if profile is None and not no_profile:
         profile = profiles.for_product(target.broker.product)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import shlex
-import subprocess
 import threading
 import time
 import uuid
@@ -18,22 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from amqpspec import liveness
+from amqpspec import brokerops
 from amqpspec.case import CaseSpec, Context, Skip, case_seed
-from amqpspec.errors import ConnectError
-from amqpspec.peer.amqp091 import Peer, UnexpectedReply
-from amqpspec.peer.base import DeadlineExceeded, PeerError
+from amqpspec.peer.amqp091 import UnexpectedReply
+from amqpspec.peer.base import PeerError
 from amqpspec.profiles import Profile
 from amqpspec.result import Result, Verdict, clean_record, worst
 from amqpspec.secrets import SCRUBBER
-from amqpspec.target import BrokerInfo, Target
-from amqpspec.transcript import Transcript
-from amqpspec.wire.amqp091 import MethodFrame, ProtocolHeader, spec
+from amqpspec.target import Target
 
 GRACE_S = 1.0          # beyond a case's deadline before its sockets are shut down
-CLEANUP_BUDGET_S = 5.0
-CLEANUP_REPLY_S = 0.5
-LIVENESS_TIMEOUT_S = 3.0
 
 
 @dataclass
@@ -47,75 +40,6 @@ class RunOptions:
     profile: Profile | None = None      # the broker's documented deviations
     restart_command: str | None = None  # shell command that restarts a broker that stopped serving
     restart_wait: float = 60.0          # how long to wait for it to serve again after the restart
-
-
-def probe_broker(target: Target, timeout: float = 10.0, protocol: str = "0-9-1") -> BrokerInfo:
-    """Connects and authenticates once, to check reachability and learn the broker's identity."""
-    if protocol == "1.0":
-        return _probe_broker_10(target, timeout)
-    peer = _connect(target, timeout)
-    try:
-        peer.handshake()
-        return peer.broker_info()
-    except UnexpectedReply as exc:
-        if peer.negotiated.start is None:
-            raise ConnectError(f"{target.url()} does not speak AMQP 0-9-1: it answered {_got(exc)}") from None
-        raise ConnectError(_handshake_failure(target, exc)) from None
-    except DeadlineExceeded:
-        raise ConnectError(f"{target.url()} did not complete the handshake within {timeout:.0f}s") from None
-    finally:
-        peer.close()
-
-
-def _probe_broker_10(target: Target, timeout: float) -> BrokerInfo:
-    from amqpspec.peer import amqp10
-
-    try:
-        peer = amqp10.Peer.connect(target, Transcript(), time.monotonic() + timeout)
-    except PeerError as exc:
-        raise ConnectError(f"{exc} ({target.url()})") from None
-    try:
-        peer.handshake()
-        return peer.broker_info()
-    except amqp10.UnexpectedReply as exc:
-        got = exc.got
-        if isinstance(got, amqp10.SASLFrame) and getattr(got.body, "NAME", "") == "sasl-outcome":
-            raise ConnectError(f"login refused for user {target.username!r} at {target.url()} "
-                               f"(sasl-outcome {got.body.summary()})") from None
-        if peer.stage == "new" and not isinstance(got, amqp10.ProtocolHeader):
-            raise ConnectError(f"{target.url()} does not speak AMQP 1.0: it answered {exc}") from None
-        raise ConnectError(f"AMQP 1.0 handshake with {target.url()} failed: {exc}") from None
-    except DeadlineExceeded:
-        raise ConnectError(f"{target.url()} did not complete the handshake within {timeout:.0f}s") from None
-    finally:
-        peer.close()
-
-
-def _connect(target: Target, timeout: float) -> Peer:
-    """A raw connection for the suite's own use; failure is the user's one-line error."""
-    try:
-        return Peer.connect(target, Transcript(), time.monotonic() + timeout)
-    except PeerError as exc:
-        raise ConnectError(f"{exc} ({target.url()})") from None
-
-
-def _got(exc: UnexpectedReply) -> str:
-    got = exc.got
-    return "no answer" if got is None else (got.summary() if hasattr(got, "summary") else repr(got))
-
-
-def _handshake_failure(target: Target, exc: UnexpectedReply) -> str:
-    got = exc.got
-    if isinstance(got, MethodFrame) and got.method.NAME == "connection.close":
-        code, text = got.method.reply_code, got.method.reply_text  # type: ignore[attr-defined]
-        if code in (403,):
-            return f"login refused for user {target.username!r} at {target.url()}: {code} {text}"
-        if code == 402 or (code == 530 and "vhost" in str(text).lower()):
-            return f"virtual host {target.vhost!r} refused at {target.url()}: {code} {text}"
-        return f"broker closed the handshake at {target.url()}: {code} {text}"
-    if "connection.tune" in exc.wanted:
-        return f"login refused for user {target.username!r} at {target.url()} (broker closed the connection after start-ok)"
-    return f"handshake with {target.url()} failed: expected {exc.wanted}, got {_got(exc)}"
 
 
 class Runner:
@@ -135,7 +59,6 @@ class Runner:
         self._lock = threading.Lock()
         self._dead_since: str | None = None  # the case after which the broker stopped serving
         self._restarting = threading.Lock()  # held while --restart-command runs; other workers wait
-        self._091: bool | None = None         # whether the broker also speaks 0-9-1 (for cleanup of 1.0 runs)
 
     def run(self) -> list[Result]:
         results: list[Result] = []
@@ -237,74 +160,29 @@ class Runner:
 
     def _restart(self) -> str:
         """Runs --restart-command and waits until the broker serves again; returns a note."""
-        cmd = self.options.restart_command or ""
-        try:
-            done = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=self.options.restart_wait,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return f"restart command {cmd!r} did not finish within {self.options.restart_wait:.0f}s"
-        if done.returncode != 0:
-            return f"restart command {cmd!r} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}"
-        until = time.monotonic() + self.options.restart_wait
-        while time.monotonic() < until:
-            if not self._liveness(attempts=1):
-                with self._lock:
-                    self._dead_since = None
-                return f"broker restarted with {cmd!r}; the run went on"
-            time.sleep(0.5)
-        return f"restart command {cmd!r} ran, but the broker did not serve again within {self.options.restart_wait:.0f}s"
+        note = brokerops.restart(self.options.restart_command or "", self.target, self.options.protocol,
+                                 self.options.restart_wait)
+        if note.ok:
+            with self._lock:
+                self._dead_since = None
+        return note
 
     def _liveness(self, attempts: int = 2) -> str:
-        """Empty when the broker still serves a fresh client; else what went wrong.
-
-        Run after every case: a broker that crashed on a malformed frame also "closed the
-        connection", and without this check a crash would pass as a correct close. The probe
-        goes as deep as ordinary work -- handshake, channel, a queue declare -- because a
-        broker can also deadlock while still accepting connections.
-        """
-        problem = ""
-        for attempt in range(attempts):
-            problem = self._probe_once()
-            if not problem:
-                return ""
-            if attempt + 1 < attempts:
-                time.sleep(0.3 * (attempt + 1))
-        return problem
-
-    def _probe_once(self) -> str:
-        return liveness.problem(self.target, self.options.protocol, LIVENESS_TIMEOUT_S)
-
-    def _speaks_091(self) -> bool:
-        if self._091 is None:
-            try:
-                self._091 = detect_protocol(self.target, timeout=3.0) == "0-9-1"
-            except ConnectError:
-                self._091 = False
-        return self._091
+        """Empty when the broker still serves a fresh client; else what went wrong. Asked after
+        every case (see :func:`amqpspec.brokerops.problem`)."""
+        return brokerops.problem(self.target, self.options.protocol, attempts=attempts)
 
     def _cleanup(self, ctx: Context) -> None:
         """Deletes what the case declared, on a fresh connection, whatever the case did.
 
-        Queues are deleted over AMQP 0-9-1 (AMQP 1.0 has no standard way to delete a node);
-        a 1.0 run against a broker that does not also speak 0-9-1 has nothing to clean up with.
+        Over AMQP 0-9-1 (AMQP 1.0 has no standard way to delete a node): a 1.0 run against a
+        broker that does not also speak 0-9-1 has nothing to clean up with.
         """
-        if self.options.protocol == "1.0" and not self._speaks_091():
+        if not brokerops.can_delete(self.target, self.options.protocol):
             return
-        transcript = Transcript()
-        try:
-            peer = Peer.connect(self.target, transcript, time.monotonic() + CLEANUP_BUDGET_S)
-            peer.handshake()
-            ch = peer.open_channel()
-            for kind, name in ctx.cleanup:
-                method = spec.QueueDelete(queue=name) if kind == "queue" else spec.ExchangeDelete(exchange=name)
-                peer.send(MethodFrame(ch, method))
-                reply = peer.recv(CLEANUP_REPLY_S)  # a broker that never answers deletes must not stall the run
-                if isinstance(reply, MethodFrame) and reply.method.NAME == "channel.close":
-                    peer.send(MethodFrame(ch, spec.ChannelCloseOk()))
-                    ch = peer.open_channel()
-            peer.close()
-        except (PeerError, OSError) as exc:
-            ctx.note(f"cleanup incomplete: {exc}")
+        problem = brokerops.delete_pairs(self.target, ctx.cleanup)
+        if problem:
+            ctx.note(f"cleanup incomplete: {problem}")
 
     def _result(self, c: CaseSpec, ctx: Context, verdict: Verdict, reason: str, duration: float, started_at: str) -> Result:
         failing = _worst_check(ctx)
@@ -370,19 +248,3 @@ def scrub(result: Result) -> Result:
     data = result.to_json()
     cleaned = clean_record(data)
     return result if cleaned == data else Result.from_json(cleaned)
-
-
-def detect_protocol(target: Target, timeout: float = 5.0) -> str:
-    """Which AMQP the broker speaks: sends the 0-9-1 header and reads the answer."""
-    peer = _connect(target, timeout)
-    try:
-        peer.send(ProtocolHeader())
-        first = peer.recv(timeout)
-    finally:
-        peer.abort()
-    if isinstance(first, MethodFrame) and first.method.NAME == "connection.start":
-        return "0-9-1"
-    if isinstance(first, ProtocolHeader) and first.well_formed and first.data[5:8] == b"\x01\x00\x00":
-        return "1.0"
-    shown = "nothing" if first is None else (first.summary() if hasattr(first, "summary") else repr(first))
-    raise ConnectError(f"cannot tell which AMQP {target.url()} speaks: it answered {shown}; use --protocol")

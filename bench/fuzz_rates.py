@@ -121,12 +121,12 @@ def bare_channel_error(target: Target, seconds: float) -> float:
 
 def campaign_rate(url: str, target_name: str, jobs: int, seconds: float, slots: int | None = None) -> tuple[float, str]:
     """Executions/s of a whole campaign (all oracles and the control pair on), and a note."""
-    from amqpspec.runner import probe_broker
+    from amqpspec.brokerops import probe
 
     from amqpspec.fuzz.campaign import Campaign, Config
 
     target = Target.parse(url)
-    broker = probe_broker(target, protocol="0-9-1")
+    broker = probe(target, "0-9-1")
     with tempfile.TemporaryDirectory(prefix="amqpspec-bench-findings-") as findings:
         cfg = Config(url=url, protocol="0-9-1", targets=[target_name], broker=broker, seed=1, jobs=jobs,
                      duration=seconds, shrink_time=5.0)

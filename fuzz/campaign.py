@@ -34,6 +34,7 @@ from typing import Any, Callable
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hyp_seed, settings
 from hypothesis.database import InMemoryExampleDatabase
 
+from amqpspec import brokerops
 from amqpspec.errors import UsageError
 from amqpspec.target import BrokerInfo, Target
 
@@ -41,7 +42,7 @@ from . import draw
 from .exec091 import POOL, Connections, SetupFailed
 from .findings import FindingStore, Signature, make_finding, now_iso
 from .management_api import ManagementAPI
-from .oracles import MemoryMonitor, Verdict, liveness_problem, restart_broker
+from .oracles import MemoryMonitor, Verdict
 from .stimulus import Stimulus
 from .targets import Env, Example, FuzzTarget, get, select
 
@@ -265,20 +266,11 @@ class Worker:
             self.emit("done", self.index)
 
     def clean(self) -> None:
-        from .exec091 import delete_entities
-
-        if self.cfg.protocol == "0-9-1" or self._speaks_091():
-            note = delete_entities(self.target, self.cleanup)
+        if brokerops.can_delete(self.target, self.cfg.protocol):
+            note = brokerops.delete_pairs(self.target, self.cleanup)
             if note:
-                self.emit("note", note)
+                self.emit("note", f"cleanup incomplete: {note}")
         self.cleanup = []
-
-    def _speaks_091(self) -> bool:
-        from amqpspec.runner import detect_protocol
-        try:
-            return detect_protocol(self.target, timeout=3.0) == "0-9-1"
-        except Exception:  # noqa: BLE001 - only decides whether cleanup is possible
-            return False
 
     # -- counting, probing --------------------------------------------------------------------
     def count(self, name: str, shrinking: bool, reached: bool) -> None:
@@ -299,7 +291,7 @@ class Worker:
 
     def probe(self) -> str:
         """A fresh, well-behaved client's liveness probe; empty when the broker serves it."""
-        problem = liveness_problem(self.target, self.cfg.protocol)
+        problem = brokerops.problem(self.target, self.cfg.protocol)
         self.next_probe = time.monotonic() + LIVENESS_EVERY_S
         return problem
 
@@ -713,7 +705,7 @@ class Worker:
                 return None  # restarted meanwhile: someone else's crash
             self.shared.broker_ok.clear()
             try:
-                if not liveness_problem(self.target, self.cfg.protocol):
+                if not brokerops.problem(self.target, self.cfg.protocol):
                     return None  # it came back by itself
                 if not self.cfg.restart_command:
                     self.shared.dead.set()
@@ -736,7 +728,7 @@ class Worker:
                         replay = self._fresh(ft, cand if isinstance(cand, Stimulus) else cand.stimulus)
                     except SetupFailed:
                         pass
-                    if liveness_problem(self.target, self.cfg.protocol):
+                    if brokerops.problem(self.target, self.cfg.protocol):
                         self.emit("note", self._restart())
                         if isinstance(cand, Example):
                             return cand
@@ -752,7 +744,7 @@ class Worker:
                     self.shared.broker_ok.set()
 
     def _restart(self) -> str:
-        note = restart_broker(self.target, self.cfg.protocol, self.cfg.restart_command or "", self.cfg.restart_wait)
+        note = brokerops.restart(self.cfg.restart_command or "", self.target, self.cfg.protocol, self.cfg.restart_wait)
         with self.shared.epoch.get_lock():
             self.shared.epoch.value += 1
         self.memory.rebase()

@@ -16,12 +16,12 @@ import time
 from collections import deque
 from typing import Any
 
+from amqpspec import brokerops
 from amqpspec.peer.base import Closed, PeerError
 from amqpspec.target import Target
 from amqpspec.transcript import Entry, Transcript
 
 from .findings import Signature, make_finding
-from .oracles import liveness_problem
 
 INTERVAL = 0.05           # seconds between two control messages
 DRAIN_S = 3.0             # how long the consumer may take to deliver the last messages at the end
@@ -358,7 +358,7 @@ class ControlPair:
             time.sleep(0.1)
         if self.shared.epoch.value != epoch or self.shared.dead.is_set():
             return
-        if liveness_problem(self.target, self.protocol):
+        if brokerops.problem(self.target, self.protocol):
             return  # the broker is down: a liveness finding of whichever example did it
         self._finding("control-loss", f"a control connection ended while the broker still serves: {why}", final=final)
 

@@ -468,44 +468,5 @@ def declared_names(stimulus: Stimulus, obs: Observation) -> list[tuple[str, str]
     return out
 
 
-def delete_entities(target: Target, names: list[tuple[str, str]], budget: float = 5.0) -> str:
-    """Deletes queues and exchanges a campaign's examples may have left; returns a problem or ''.
-    Names no broker can hold (not UTF-8, over 255 octets) are skipped; a connection the broker
-    closes (a name it refuses) is opened again for the rest."""
-    wanted = [(kind, name) for kind, name in dict.fromkeys(names) if _storable(name)]
-    if not wanted:
-        return ""
-    stop = time.monotonic() + budget
-    try:
-        peer, ch = _cleanup_peer(target, stop)
-        for kind, name in wanted:
-            method = spec.QueueDelete(queue=name) if kind == "queue" else spec.ExchangeDelete(exchange=name)
-            peer.send(MethodFrame(ch, method))
-            reply = peer.recv(min(0.5, max(0.0, stop - time.monotonic())))
-            if isinstance(reply, MethodFrame) and reply.method.NAME == "channel.close":
-                peer.send(MethodFrame(ch, spec.ChannelCloseOk()))
-                ch = peer.open_channel()
-            elif isinstance(reply, Closed) or (isinstance(reply, MethodFrame) and reply.method.NAME == "connection.close"):
-                peer.abort()
-                peer, ch = _cleanup_peer(target, stop)
-        peer.close()
-        return ""
-    except (PeerError, OSError) as exc:
-        return f"cleanup incomplete: {exc}"
-
-
-def _storable(name: str) -> bool:
-    try:
-        return len(name.encode("utf-8")) <= 255
-    except UnicodeEncodeError:
-        return False
-
-
-def _cleanup_peer(target: Target, stop: float) -> tuple[Peer, int]:
-    peer = Peer.connect(target, Transcript(), stop)
-    peer.handshake()
-    return peer, peer.open_channel()
-
-
 __all__ = ["START_STATES", "SetupFailed", "Connections", "POOL", "REUSABLE", "reset", "reach", "probes", "watch", "run", "Run", "credentials",
-           "declared_names", "delete_entities", "FUZZ_FRAME_MAX", "DEFAULT_FRAME_MAX", "Raw"]
+           "declared_names", "FUZZ_FRAME_MAX", "DEFAULT_FRAME_MAX", "Raw"]

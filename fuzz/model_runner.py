@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable
 from hypothesis import HealthCheck, Phase, Verbosity, seed as hypothesis_seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from amqpspec import brokerops
 from amqpspec.errors import UsageError
 from amqpspec.target import Target
 
@@ -189,8 +190,6 @@ def run_stateful(
     Signatures in ``known`` (e.g. already in the findings directory) are counted, not shrunk
     again; ``on_example`` is called after every example.
     """
-    from amqpspec.runner import probe_broker
-
     if protocol not in PROTOCOLS:
         raise UsageError(f"unknown protocol {protocol!r}: use 0-9-1 or 1.0")
     if examples is None and duration is None:
@@ -199,15 +198,15 @@ def run_stateful(
         raise UsageError("examples must be >= 1 and duration > 0")
     target = target_url if isinstance(target_url, Target) else Target.parse(target_url, cafile=cafile,
                                                                              insecure=insecure)
-    target.broker = probe_broker(target, protocol=protocol)
+    target.broker = brokerops.probe(target, protocol)
     cfg = RunConfig(target, protocol, TARGET_NAMES[protocol], seed, run_id or uuid.uuid4().hex, examples, duration,
                     steps, reply_timeout, fuzz_properties, restart=restart, on_example=on_example)
     cfg.known.update(known)
     if protocol == "0-9-1":
-        from .stateful091 import build_machine, liveness_091 as live
+        from .stateful091 import build_machine
     else:
-        from .stateful10 import build_machine, liveness_10 as live  # type: ignore[assignment]
-    cfg.liveness_check = lambda: live(target, LIVENESS_TIMEOUT)
+        from .stateful10 import build_machine  # type: ignore[assignment]
+    cfg.liveness_check = lambda: brokerops.problem(target, protocol, LIVENESS_TIMEOUT)
     machine = build_machine(cfg)
     sinks: list[OnFinding] = [s for s in (on_finding,) if s is not None]
     if findings_dir is not None:
@@ -282,13 +281,7 @@ def run_stateful(
 def _delete_nodes(target: Target, nodes: list[str]) -> str:
     """Deletes the queues behind the 1.0 nodes the examples used, where the broker also speaks
     0-9-1 (RabbitMQ creates a queue per address and keeps it); '' when done or not needed."""
-    from amqpspec.runner import detect_protocol
-
-    from .exec091 import delete_entities
-
-    try:
-        if detect_protocol(target, timeout=3.0) != "0-9-1":
-            return ""
-    except Exception:  # noqa: BLE001 -- only decides whether cleanup is possible
+    if not brokerops.can_delete(target, "1.0"):
         return ""
-    return delete_entities(target, [("queue", n) for n in nodes], budget=30.0)
+    problem = brokerops.delete(target, nodes, budget=30.0)
+    return f"cleanup incomplete: {problem}" if problem else ""

@@ -14,7 +14,7 @@ Per example (:func:`classify`), against the expectation computed from the octets
   is required, or the reverse.
 
 Across examples: ``liveness`` (a fresh, well-behaved client is no longer served, checked after
-every example with the runner's probe), ``memory`` (:class:`MemoryMonitor`) and
+every example with :func:`amqpspec.brokerops.problem`), ``memory`` (:class:`MemoryMonitor`) and
 ``control-loss`` (:mod:`amqpspec.fuzz.control`).
 """
 from __future__ import annotations
@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqpspec import liveness
-from amqpspec.runner import LIVENESS_TIMEOUT_S, RunOptions, Runner
 from amqpspec.target import Target
 from amqpspec.wire.amqp091 import frames as f091
 from amqpspec.wire.amqp10 import frames as f10
@@ -115,20 +113,6 @@ def classify(exp: Expectation, obs: Any, protocol: str) -> Verdict:
         return Verdict("hang", None, None, exp.clauses,
                        f"expected {expected}; nothing decisive within {obs.elapsed:.1f}s: {observed}")
     return Verdict("wrong-code", code, condition, exp.clauses, f"expected {expected}; observed {observed}")
-
-
-# ---------------------------------------------------------------------------- liveness
-
-def liveness_problem(target: Target, protocol: str) -> str:
-    """Empty when the broker still serves a fresh, well-behaved client (handshake, channel or
-    session, a declare for 0-9-1); else what went wrong. The runner's own probe."""
-    return liveness.problem(target, protocol, LIVENESS_TIMEOUT_S)
-
-
-def restart_broker(target: Target, protocol: str, command: str, wait: float = 60.0) -> str:
-    """Runs the restart command and waits until the broker serves again (the runner's logic)."""
-    runner = Runner(target, [], RunOptions(protocol=protocol, restart_command=command, restart_wait=wait))
-    return runner._restart()
 
 
 # ---------------------------------------------------------------------------- memory
@@ -284,5 +268,5 @@ class MemoryMonitor:
                 f"peak {(self.peak or 0) >> 20} MiB")
 
 
-__all__ = ["VIOLATIONS", "Verdict", "classify", "broker_output_problem", "liveness_problem", "restart_broker",
-           "MemoryMonitor", "find_local_pid", "rss_bytes", "management_memory", "is_local_host"]
+__all__ = ["VIOLATIONS", "Verdict", "classify", "broker_output_problem", "MemoryMonitor", "find_local_pid",
+           "rss_bytes", "management_memory", "is_local_host"]

@@ -25,7 +25,6 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from amqpspec import liveness
 from amqpspec.peer.amqp091 import Peer
 from amqpspec.peer.base import Closed, PeerError
 from amqpspec.wire.amqp091 import (
@@ -481,8 +480,4 @@ def _next_deadline(model: Model091, default: float) -> float:
     return min(times, default=default)
 
 
-# the runner's own probe: a fresh client connects, opens a channel and gets an answer to a declare
-liveness_091 = liveness.problem_091
-
-
-__all__ = ["build_machine", "liveness_091", "TARGET", "PROTOCOL", "FieldTable"]
+__all__ = ["build_machine", "TARGET", "PROTOCOL", "FieldTable"]

@@ -26,7 +26,6 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from amqpspec import liveness
 from amqpspec.peer.amqp10 import Peer, performative_name
 from amqpspec.peer.base import Closed, PeerError
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, describe, spec, transfer_frames
@@ -347,8 +346,4 @@ def build_machine(cfg: RunConfig) -> type[RuleBasedStateMachine]:
     return Stateful10
 
 
-# the runner's own probe: a fresh client connects, begins a session and gets its begin back
-liveness_10 = liveness.problem_10
-
-
-__all__ = ["build_machine", "liveness_10", "TARGET", "PROTOCOL"]
+__all__ = ["build_machine", "TARGET", "PROTOCOL"]

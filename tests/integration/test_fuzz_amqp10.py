@@ -20,7 +20,7 @@ import pytest
 
 from amqpspec.fuzz import targets
 from amqpspec.fuzz.campaign import Campaign, Config
-from amqpspec.runner import probe_broker
+from amqpspec.brokerops import probe
 from amqpspec.target import Target
 
 pytestmark = pytest.mark.broker
@@ -33,7 +33,7 @@ KEYS = {"schema", "kind", "signature", "signature_id", "broker", "target_url", "
 
 def _campaign(url: str, tmp_path: Path, names: list[str], examples: int) -> tuple[Any, Path]:
     target = Target.parse(url)
-    broker = probe_broker(target, protocol="1.0")
+    broker = probe(target, "1.0")
     cfg = Config(url=url, protocol="1.0", targets=names, broker=broker, seed=1, examples=examples, window=1.0,
                  shrink_time=3.0)
     out = tmp_path / "findings"
@@ -113,7 +113,7 @@ def test_fuzz_rabbitmq_amqp10_seeded(rabbitmq: Any, tmp_path: Path) -> None:
     # a recorded proton session, re-addressed into the campaign's own queues and mutated
     url = rabbitmq.url
     target = Target.parse(url)
-    cfg = Config(url=url, protocol="1.0", targets=["seeded"], broker=probe_broker(target, protocol="1.0"), seed=1,
+    cfg = Config(url=url, protocol="1.0", targets=["seeded"], broker=probe(target, "1.0"), seed=1,
                  examples=40, window=1.0, shrink_time=3.0, seeds=(str(SEED_10),))
     out = tmp_path / "findings"
     stats = Campaign(cfg, str(out), control=False).run()
@@ -163,7 +163,7 @@ def test_crash_is_blamed_on_its_input_with_many_slots(proton_broker: Any, tmp_pa
                             _crash_mix, _runner("header")))
     url = proton_broker.url
     py = shlex.quote(sys.executable)
-    cfg = Config(url=url, protocol="1.0", targets=[CRASH_TARGET], broker=probe_broker(Target.parse(url), protocol="1.0"),
+    cfg = Config(url=url, protocol="1.0", targets=[CRASH_TARGET], broker=probe(Target.parse(url), "1.0"),
                  seed=3, examples=120, window=1.0, shrink_time=3.0, slots=8,
                  restart_command=f"{py} -m amqpspec.brokers down proton; {py} -m amqpspec.brokers up proton")
     out = tmp_path / "findings"
