@@ -12,16 +12,18 @@ from typing import Any
 
 import click
 
-from amqpspec.cliutil import guarded
+from amqpspec.cliutil import Seconds, check_output_dir, check_output_file, guarded, parse_target, password_option
 from amqpspec.errors import UsageError
+from amqpspec.sanitize import safe_line
 
 
+def _target(url: str, cafile: str | None, insecure: bool, password_file: str | None = None) -> Any:
+    return parse_target(url, cafile=cafile, insecure=insecure, password_file=password_file)
 
 
-def _target(url: str, cafile: str | None, insecure: bool) -> Any:
-    from amqpspec.target import Target
-
-    return Target.parse(url, cafile=cafile, insecure=insecure)
+def _echo(text: str) -> None:
+    """A line that may quote the broker or a file someone handed us: made safe to show."""
+    click.echo(safe_line(text))
 
 
 def _names_vhost(url: str) -> bool:
@@ -41,11 +43,11 @@ def _names_vhost(url: str) -> bool:
 @click.option("--case", "case_id", metavar="ID", help="The case to replay from a result file (JSON lines).")
 @click.option("--timing", type=click.Choice(("fast", "original")), default="fast", show_default=True,
               help="fast: send when the recorded answers came; original: keep the recorded gaps (capped), never ahead of the answers the client had.")
-@click.option("--answer-timeout", type=click.FloatRange(min=0.05), default=2.0, show_default=True,
+@click.option("--answer-timeout", type=Seconds(0.05), default=2.0, show_default=True,
               help="Seconds to wait for a recorded answer before going on (a missing one is reported at the end).")
-@click.option("--max-gap", type=click.FloatRange(min=0.0), default=10.0, show_default=True,
+@click.option("--max-gap", type=Seconds(0.0), default=10.0, show_default=True,
               help="Longest recorded gap honoured, in seconds.")
-@click.option("--timeout", type=click.FloatRange(min=1.0), default=120.0, show_default=True,
+@click.option("--timeout", type=Seconds(1.0), default=120.0, show_default=True,
               help="Deadline of the whole replay, in seconds.")
 @click.option("--ignore", "ignore", multiple=True, metavar="FRAME.FIELD",
               help="Also leave this field of the broker's frames out of the comparison (repeatable), "
@@ -57,13 +59,13 @@ def _names_vhost(url: str) -> bool:
                    "[default: for result records and findings, not for recordings and pcaps].")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) for an amqps:// broker.")
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")
+@password_option
 @click.option("-v", "--verbose", is_flag=True, help="Print every frame sent and received, decoded.")
 @click.option("--explain", is_flag=True, help="Print what the comparison ignores, and why, then exit.")
 @guarded
 def replay(file: str | None, url: str | None, case_id: str | None, timing: str, answer_timeout: float, max_gap: float,
            timeout: float, ignore: tuple[str, ...], strict: bool, cleanup: bool | None, cafile: str | None,
-           insecure: bool, verbose: bool,
-           explain: bool) -> None:
+           insecure: bool, password_file: str | None, verbose: bool, explain: bool) -> None:
     """Re-send the client side of FILE to the broker at URL and compare its answers with the recording.
 
     FILE: a transcript written by `amqpspec record`, a result file of `amqpspec run --json`
@@ -85,20 +87,20 @@ def replay(file: str | None, url: str | None, case_id: str | None, timing: str, 
     from amqpspec.capture.replay import replay as run_replay
 
     tf = transcripts.load(file, case_id)
-    target = _target(url, cafile, insecure)
+    target = _target(url, cafile, insecure, password_file)
     check_ignore(tf.protocol, list(ignore))
     sends = sum(1 for e in tf.entries if e.get("dir") == "send")
     label = f"{tf.source}, " if tf.source else ""
-    click.echo(f"replay  {file} ({label}protocol {tf.protocol}, {len(tf.connections())} connection(s), "
+    _echo(f"replay  {file} ({label}protocol {tf.protocol}, {len(tf.connections())} connection(s), "
                f"{sends} client entries)  target {target.url()}  timing {timing}")
     options = ReplayOptions(timing=timing, answer_timeout=answer_timeout, max_gap=max_gap, deadline=timeout,
                             ignore=list(ignore), strict=strict, cleanup=cleanup)
-    report = run_replay(tf, target, options, on_line=click.echo if verbose else None, vhost_override=_names_vhost(url))
+    report = run_replay(tf, target, options, on_line=_echo if verbose else None, vhost_override=_names_vhost(url))
     for note in report.notes:
-        click.echo(f"note: {note}")
+        _echo(f"note: {note}")
     if report.divergence is not None:
         for line in report.divergence.lines():
-            click.echo(line)
+            _echo(line)
         click.echo(f"REPLAY DIVERGED after {report.compared} matching frame(s), {report.elapsed:.2f}s")
         sys.exit(1)
     click.echo(f"SAME: {report.compared} frame(s) compared on {report.connections} connection(s), in {report.elapsed:.2f}s")
@@ -116,8 +118,8 @@ def replay(file: str | None, url: str | None, case_id: str | None, timing: str, 
               help="Stop after this many client connections ended (in all).")
 @click.option("--max-concurrent", type=click.IntRange(min=1, max=4096), default=32, show_default=True,
               help="Client connections relayed at once; one more is closed at once, unrecorded, with a line saying so.")
-@click.option("--duration", type=click.FloatRange(min=0.1), help="Stop after this many seconds.")
-@click.option("--flush-interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+@click.option("--duration", type=Seconds(0.1, 365 * 86400.0), help="Stop after this many seconds.")
+@click.option("--flush-interval", type=Seconds(0.1), default=2.0, show_default=True,
               help="Seconds at most between writes of what open connections recorded (to NAME.json.partial).")
 @click.option("--max-entries", type=click.IntRange(min=10), default=100_000, show_default=True,
               help="Entries recorded per connection; further frames are relayed and counted, not recorded.")
@@ -140,12 +142,13 @@ def record(listen: str, upstream: str, out_dir: str, max_connections: int | None
 
     host, port = parse_listen(listen)
     target = _target(upstream, cafile, insecure)
+    check_output_dir(out_dir, "--out")
     opts = ProxyOptions(host, port, target, Path(out_dir), flush_interval=flush_interval, max_entries=max_entries,
                         max_bytes=max_bytes, max_connections=max_connections, max_concurrent=max_concurrent,
                         duration=duration)
 
     def line(text: str) -> None:
-        click.echo(text)
+        _echo(text)
         sys.stdout.flush()
 
     run_proxy(opts, line)
@@ -168,6 +171,7 @@ def export(file: str, case_id: str | None, out: str) -> None:
     from amqpspec.capture import transcripts
     from amqpspec.capture.pcap import write_pcap
 
+    check_output_file(out, "--out")
     tf = transcripts.load(file, case_id)
     n = write_pcap(tf, out)
     click.echo(f"wrote {out}: {n} packets, {len(tf.connections())} TCP stream(s) "
@@ -183,11 +187,12 @@ def import_(pcap: str, out: str) -> None:
     from amqpspec.capture import transcripts
     from amqpspec.capture.pcap import read_pcap
 
+    check_output_file(out, "--out")
     tf = read_pcap(pcap)
     transcripts.save(out, tf)
     for note in tf.extra.get("notes", []):
-        click.echo(f"note: {note}")
-    click.echo(f"wrote {out}: {tf.protocol}, {len(tf.connections())} connection(s), {len(tf.entries)} entries")
+        _echo(f"note: {note}")
+    _echo(f"wrote {out}: {tf.protocol}, {len(tf.connections())} connection(s), {len(tf.entries)} entries")
 
 
 @capture.command(name="show")
@@ -199,13 +204,13 @@ def show(file: str, case_id: str | None) -> None:
     from amqpspec.capture import transcripts
 
     tf = transcripts.load(file, case_id)
-    click.echo(f"{file}: {tf.source or 'transcript'}, protocol {tf.protocol}, upstream {tf.upstream or '?'}, "
-               f"started {tf.started or '?'}")
+    _echo(f"{file}: {tf.source or 'transcript'}, protocol {tf.protocol}, upstream {tf.upstream or '?'}, "
+          f"started {tf.started or '?'}")
     for line in transcripts.format_lines(tf.entries):
-        click.echo(line)
+        _echo(line)
     why = tf.incomplete()
     if why:
-        click.echo(f"note: incomplete transcript: {why}")
+        _echo(f"note: incomplete transcript: {why}")
 
 
 @click.group(name="amqpspec-capture", context_settings={"help_option_names": ["-h", "--help"]})
