@@ -39,16 +39,20 @@ from amqpspec.brokers import (
     redact_url,
 )
 from amqpspec.brokers.docker import Backend, find_compose_file
+from amqpspec.cliutil import Seconds
+from amqpspec.sanitize import safe_line
 
 EXIT_ERROR = 2
 BACKEND_ENV = "AMQPSPEC_BROKERS_BACKEND"
 
 
 def _fail(message: str) -> NoReturn:
+    """The error line, then the log tail it may carry: a broker's own log (or a Docker engine's
+    answer) is shown line by line through safe_line, never as raw terminal input."""
     first, _, rest = message.partition("\n")
-    click.echo(f"error: {first}", err=True)
-    if rest:
-        click.echo(rest, err=True)
+    click.echo(f"error: {safe_line(first)}", err=True)
+    for line in rest.splitlines() if rest else ():
+        click.echo(safe_line(line), err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -66,7 +70,7 @@ def _choose(backend: Backend) -> BackendChoice:
         choice = choose_backend(backend)
     except BrokerError as exc:
         _fail(str(exc))
-    click.echo(f"backend: {choice.message}", err=True)
+    click.echo(safe_line(f"backend: {choice.message}"), err=True)
     return choice
 
 
@@ -118,7 +122,7 @@ def _each(brokers: list[Broker], action: Callable[[Broker], str]) -> None:
     errors: list[str] = []
     for broker in brokers:
         try:
-            click.echo(f"{broker.name}: {action(broker)}")
+            click.echo(safe_line(f"{broker.name}: {action(broker)}"))
         except BrokerError as exc:
             text = str(exc)
             errors.append(text if text.startswith(broker.name) else f"{broker.name}: {text}")
@@ -191,7 +195,7 @@ def install(names: tuple[str, ...], print_packages: bool) -> None:
 @names_argument
 @backend_option
 @click.option(
-    "--timeout", type=float, default=None, help="Seconds to wait for each broker (default: per broker)."
+    "--timeout", type=Seconds(0.1), default=None, help="Seconds to wait for each broker (default: per broker)."
 )
 def up(names: tuple[str, ...], backend: Backend, timeout: float | None) -> None:
     """Start NAMEs (default: all of the backend's brokers) and wait until they accept connections."""
@@ -232,7 +236,7 @@ def list_(backend: Backend) -> None:
         except ComposeError as exc:
             if choice.requested == "docker":
                 _fail(str(exc))
-            click.echo(f"warning: Docker brokers not listed: {exc}", err=True)
+            click.echo(safe_line(f"warning: Docker brokers not listed: {exc}"), err=True)
     rows = _statuses(chosen)
     states = [_state_word(b, r) for b, r in zip(chosen, rows, strict=True)]
     width = max(len(r.name) for r in rows)
@@ -242,7 +246,7 @@ def list_(backend: Backend) -> None:
         detail = r.detail.removeprefix(f"{state}: ")
         extra = "" if detail == state else f"  {detail}"
         line = f"{r.name:<{width}}  {','.join(r.protocols):<{pwidth}}  {r.url:<{uwidth}}  {state}{extra}"
-        click.echo(line.rstrip())
+        click.echo(safe_line(line.rstrip()))
 
 
 @brokers.command()
@@ -271,7 +275,7 @@ def status(names: tuple[str, ...], backend: Backend) -> None:
     choice = _choose(backend)
     rows = _statuses(_resolve(choice, names, need_engine=False))
     for r in rows:
-        click.echo(f"{r.name}: {r.detail}")
+        click.echo(safe_line(f"{r.name}: {r.detail}"))
     if not all(r.running for r in rows):
         sys.exit(3)
 
