@@ -1,36 +1,36 @@
-"""Removing what a replayed conversation declares, so that a replay can be repeated.
+"""Which queues and exchanges a replay may delete, so that it can be repeated without harming anyone.
 
-A conformance case runs against names it made up, and the runner deletes them after it; the
-recording therefore starts from a broker that does not have them. Replaying it again and
-again must start from the same place, so for transcripts that come from the suite (result
-records, findings) the replay deletes the queues and exchanges the recorded client declared,
-before and after it runs -- over AMQP 0-9-1, on a connection of its own, with bounded waits.
+A conformance case runs against names it made up (``amqpspec-...``, see :mod:`amqpspec.case`)
+and the runner deletes them after it; a recording therefore starts from a broker that does not
+have them, and a replay deletes the suite's own names before and after it runs.
+
+Any other name a file declares may be someone else's -- a crafted finding that declares
+``orders`` must not delete the application's queue ``orders``. Such a name is deleted only when
+the replay itself created it: the broker said it did not exist before the replay (a passive
+declare answered 404), or the broker generated it for the replay (a declare-ok answering a
+declare with no name). Even then it goes with if-unused and if-empty, and ``amq.`` names and the
+default exchange are never deleted.
 
 AMQP 1.0 has no standard way to delete a node; the suite's 1.0 cases use queues it names
 ``amqpspec-...`` and its runner deletes over 0-9-1, so the replay does the same for the
 addresses such names appear in (``NAME``, ``/queue/NAME``, ``/amq/queue/NAME``), when the
-broker also speaks 0-9-1.
+broker also speaks 0-9-1. The deleting itself is :func:`amqpspec.brokerops.delete`.
 
-Recordings of real clients (``record``, pcaps) are left alone unless asked
-(``--cleanup``): their queues may be an application's own.
+Recordings of real clients (``record``, pcaps) are left alone unless asked (``--cleanup``).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from amqpspec.capture.codec import PROTOCOL_091, StreamDecoder
 from amqpspec.capture.transcripts import TranscriptFile
-from amqpspec.target import Target
-from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import frames as f091
 from amqpspec.wire.amqp10 import frames as f10
 from amqpspec.wire.amqp10 import spec as spec10
 
 SUITE_PREFIX = "amqpspec-"   # names the suite's cases make up (see amqpspec.case)
 QUEUE_ADDRESS_PREFIXES = ("/amq/queue/", "/queue/", "")
-REPLY_TIMEOUT = 2.0
-BUDGET = 10.0
 
 
 @dataclass
@@ -92,32 +92,26 @@ def _attached(item: object, out: Declared) -> None:
             out.queues.append(name)
 
 
-def delete(target: Target, names: Declared) -> str | None:
-    """Deletes the names over 0-9-1; None when done, else why not (never raises)."""
-    from amqpspec.peer.amqp091 import Peer
-    from amqpspec.peer.base import PeerError
+def suite_owned(name: str) -> bool:
+    """A name the suite's own cases make up."""
+    return name.startswith(SUITE_PREFIX)
 
-    if not names:
-        return None
-    try:
-        peer = Peer.connect(target, Transcript(), time.monotonic() + BUDGET)
-    except (PeerError, OSError) as exc:
-        return str(exc)
-    try:
-        peer.handshake(timeout=REPLY_TIMEOUT)
-        ch = peer.open_channel(timeout=REPLY_TIMEOUT)
-        from amqpspec.wire.amqp091 import spec
 
-        work = [spec.QueueDelete(queue=q) for q in names.queues] + \
-               [spec.ExchangeDelete(exchange=x) for x in names.exchanges]
-        for method in work:
-            peer.send(f091.MethodFrame(ch, method))
-            reply = peer.recv(REPLY_TIMEOUT)
-            if isinstance(reply, f091.MethodFrame) and reply.method.NAME == "channel.close":
-                peer.send(f091.MethodFrame(ch, spec.ChannelCloseOk()))
-                ch = peer.open_channel(timeout=REPLY_TIMEOUT)
-        return None
-    except (PeerError, OSError) as exc:
-        return str(exc)
-    finally:
-        peer.close()
+def split(names: Declared) -> tuple[Declared, Declared]:
+    """The suite's own names (deleted before and after a replay, unconditionally) and the others
+    (deleted only if the replay created them)."""
+    own = Declared([q for q in names.queues if suite_owned(q)], [x for x in names.exchanges if suite_owned(x)])
+    others = Declared([q for q in names.queues if not suite_owned(q) and not q.startswith("amq.")],
+                      [x for x in names.exchanges if not suite_owned(x) and not x.startswith("amq.")])
+    return own, others
+
+
+def created(others: Declared, absent_queues: Iterable[str], absent_exchanges: Iterable[str],
+            generated: Iterable[str] = ()) -> Declared:
+    """Of the names that are not the suite's own, those the replay created: declared by it and
+    absent before it ran (only a clear 404 counts: a name whose existence is unknown is kept),
+    and the queues the broker named for it."""
+    gone_q, gone_x = set(absent_queues), set(absent_exchanges)
+    queues = [q for q in others.queues if q in gone_q]
+    queues += [q for q in dict.fromkeys(generated) if q and q not in queues]
+    return Declared(queues, [x for x in others.exchanges if x in gone_x])

@@ -55,7 +55,8 @@ def _names_vhost(url: str) -> bool:
 @click.option("--strict", is_flag=True, help="Also diverge on counts that race with the broker's asynchronous work "
               "and on texts meant for people (reply-text, error descriptions); see --explain.")
 @click.option("--cleanup/--no-cleanup", default=None,
-              help="Delete the queues/exchanges the recorded client declares, before and after the replay "
+              help="Delete what the replay created: the suite's own amqpspec-* names before and after it, other "
+                   "names it declared only if they did not exist before (if unused and empty) "
                    "[default: for result records and findings, not for recordings and pcaps].")
 @click.option("--cafile", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s) for an amqps:// broker.")
 @click.option("--insecure", is_flag=True, help="Do not verify the broker's TLS certificate.")

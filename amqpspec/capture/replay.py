@@ -348,6 +348,11 @@ class Replayer:
         self.live_tune: dict[int, Any] = {}      # conn -> the live connection.tune
         self.progress: dict[int, int] = defaultdict(lambda: -1)   # conn -> last entry index replayed
         self.report = Report(None, connections=len(self.expected))
+        self.own: Any = None                                     # cleanup.Declared: the suite's own names
+        self.others: Any = None                                  # ... the other names the file declares
+        self.absent_before: tuple[set[str], set[str]] = (set(), set())
+        self.declares: dict[tuple[int, int], list[Any]] = defaultdict(list)   # (conn, channel) -> declared names
+        self.generated: list[str] = []                           # queue names the broker made for the replay
         self.start = 0.0
         self.deadline = 0.0
 
@@ -372,8 +377,7 @@ class Replayer:
         why = incomplete(self.tf.entries)
         if why:
             self._note(f"the transcript is incomplete ({why}): answers past that point are not compared")
-        names = self._cleanup_names()
-        self._cleanup(names, "before")
+        self._cleanup_before()
         self.start = time.monotonic()
         self.deadline = self.start + self.opts.deadline
         try:
@@ -384,32 +388,71 @@ class Replayer:
             for lc in self.live.values():
                 lc.close()
             self.report.elapsed = time.monotonic() - self.start
-            self._cleanup(names, "after")
+            self._cleanup_after()
             for soft in self.cmp.soft[:5]:
                 self._note(f"differs, not compared: {soft}")
             if len(self.cmp.soft) > 5:
                 self._note(f"{len(self.cmp.soft) - 5} more such count differences")
         return self.report
 
-    def _cleanup_names(self) -> Any:
-        from amqpspec.capture.cleanup import declared
+    # -- cleanup (see amqpspec.capture.cleanup for what may be deleted) -----------------------
+    def _cleanup_before(self) -> None:
+        """Deletes the suite's own names the file declares, and asks which of its other names
+        exist: those that do not, and exist after the replay, are the replay's to delete."""
+        from amqpspec import brokerops
+        from amqpspec.capture import cleanup
 
         wanted = self.opts.cleanup
         if wanted is None:
             wanted = self.tf.source.startswith(("result", "finding"))
-        return declared(self.tf) if wanted else None
-
-    def _cleanup(self, names: Any, when: str) -> None:
-        from amqpspec.capture.cleanup import delete
-
-        if not names:
+        names = cleanup.declared(self.tf) if wanted else None
+        if not names or not brokerops.can_delete(self.target, self.protocol):
             return
-        problem = delete(self.target, names)
+        self.own, self.others = cleanup.split(names)
+        problem = brokerops.delete(self.target, self.own.queues, self.own.exchanges)
         if problem:
-            self._note(f"could not delete the recorded client's queues/exchanges {when} the replay: {problem}")
-        elif when == "before":
-            self._note(f"deleted {len(names.queues)} queue(s) and {len(names.exchanges)} exchange(s) the recorded "
-                       "client declares, before and after the replay (--no-cleanup keeps them)")
+            self._note(f"could not delete the suite's queues/exchanges before the replay: {problem}")
+        if self.others:
+            gone_q, gone_x, problem = brokerops.absent(self.target, self.others.queues, self.others.exchanges)
+            self.absent_before = (gone_q, gone_x)
+            if problem:
+                self._note(f"could not tell which of the recorded client's queues/exchanges exist: {problem} "
+                           "(those not known to be new are kept)")
+
+    def _cleanup_after(self) -> None:
+        from amqpspec import brokerops
+        from amqpspec.capture import cleanup
+
+        if self.own is None:
+            return
+        problems = [brokerops.delete(self.target, self.own.queues, self.own.exchanges)]
+        new = cleanup.created(self.others, *self.absent_before, self.generated)
+        if new:
+            problems.append(brokerops.delete(self.target, new.queues, new.exchanges, if_unused=True, if_empty=True))
+        problem = "; ".join(p for p in problems if p)
+        if problem:
+            self._note(f"could not delete the queues/exchanges of the replay after it: {problem}")
+        kept = [q for q in self.others.queues if q not in new.queues] + \
+            [x for x in self.others.exchanges if x not in new.exchanges]
+        self._note(f"cleanup: the suite's own {len(self.own.queues)} queue(s) and {len(self.own.exchanges)} "
+                   f"exchange(s) deleted before and after the replay; {len(new.queues)} queue(s) and "
+                   f"{len(new.exchanges)} exchange(s) the replay created deleted if unused and empty"
+                   + (f"; {len(kept)} other name(s) the recorded client declares kept (they existed before the replay "
+                      "or could not be checked)" if kept else "") + " (--no-cleanup deletes nothing)")
+
+    def _track_generated(self, conn: int, item: Any, sent: bool) -> None:
+        """Queues the broker names for the replay: a queue.declare-ok answering a declare with no
+        name, matched on its channel (0-9-1 answers a channel's synchronous methods in order)."""
+        if self.protocol != PROTOCOL_091 or not isinstance(item, f091.MethodFrame):
+            return
+        key, m = (conn, item.channel), item.method
+        if sent and m.NAME == "queue.declare" and not getattr(m, "no_wait", False):
+            self.declares[key].append(m.queue)
+        elif not sent and m.NAME == "queue.declare-ok" and self.declares[key]:
+            if self.declares[key].pop(0) == "" and isinstance(m.queue, str) and m.queue:
+                self.generated.append(m.queue)
+        elif m.NAME in ("channel.close", "channel.close-ok", "channel.open-ok"):
+            self.declares[key].clear()  # a refused declare is answered by the close, not a declare-ok
 
     def _run_steps(self) -> None:
         prev_t: float | None = None
@@ -594,6 +637,7 @@ class Replayer:
         for u in dec.feed(data):
             if u.item is not None:
                 self.cmp.sent(conn, u.item)
+                self._track_generated(conn, u.item, sent=True)
 
     def _connect(self, step: Step) -> None:
         left = max(0.1, min(self.opts.connect_timeout, self.deadline - time.monotonic()))
@@ -656,6 +700,7 @@ class Replayer:
         if is_heartbeat(self.protocol, u.item):
             return
         self._log(conn, "<-", u.summary)
+        self._track_generated(conn, u.item, sent=False)
         if isinstance(u.item, f091.MethodFrame) and u.item.method.NAME == "connection.tune":
             self.live_tune[conn] = u.item.method
         exp = self.expected.get(conn)

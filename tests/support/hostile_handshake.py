@@ -136,8 +136,9 @@ Reaction = Callable[[str, str], str]
 
 def deleting_broker(log: DeleteLog, react: Reaction, existing: frozenset[str] = frozenset()) -> Callable[[socket.socket], None]:
     """A 0-9-1 broker that completes handshakes and channel opens, logs every queue/exchange delete
-    and passive declare, and answers each as ``react(method name, name)`` says. A passive declare
-    of a name not in ``existing`` is answered 404, as a broker does for a name that does not exist."""
+    and declare, and answers each as ``react(method name, name)`` says. A passive declare of a
+    name not in ``existing`` is answered 404, as a broker does for a name that does not exist; a
+    queue.declare with no name gets a name made up, ``amq.gen-fake-...``."""
 
     def serve(conn: socket.socket) -> None:
         with log.lock:
@@ -166,8 +167,10 @@ def deleting_broker(log: DeleteLog, react: Reaction, existing: frozenset[str] = 
                     log.calls.append((number, name, target, bool(getattr(m, "if_unused", False)),
                                       bool(getattr(m, "if_empty", False))))
                 how = react(name, target)
-                if name.endswith("declare") and how == "ok" and target not in existing:
+                if name.endswith("declare") and m.passive and how == "ok" and target not in existing:
                     how = "not-found"
+                if name == "queue.declare" and not target:
+                    target = f"amq.gen-fake-{number}-{len(log.calls)}"  # a name the broker makes up
                 if how == "hang-up":
                     return
                 if how == "close-connection":
