@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from amqpspec.errors import UsageError
 
@@ -158,10 +158,28 @@ def _stream_lines(path: str | os.PathLike[str], max_line_bytes: int) -> Iterator
     except OSError as exc:
         raise _fail(str(path), None, f"cannot read: {exc.strerror or exc}") from None
     with fh:
-        for number, raw in enumerate(iter(lambda: fh.readline(max_line_bytes + 1), b""), 1):
-            if len(raw.rstrip(b"\n")) > max_line_bytes:
+        for number, raw in raw_lines(fh, max_line_bytes):
+            if raw is None:
                 raise _fail(str(path), number, f"a line longer than {max_line_bytes} octets")
             yield number, raw
+
+
+def raw_lines(fh: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, octets)`` of a binary file split on ``"\n"`` only, never holding more than
+    ``max_line_bytes`` of one line: a longer line is skipped to its end and given as None, so
+    the numbering of the lines after it stays right."""
+    number = 0
+    while True:
+        raw = fh.readline(max_line_bytes + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = fh.readline(1 << 20)
+            yield number, None
+            continue
+        yield number, raw
 
 
 def _parse_line(raw: bytes | str, name: str, number: int, max_depth: int) -> Any:
@@ -212,4 +230,4 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-__all__ = ["DataFileError", "NotJSONError", "MAX_DEPTH", "iter_json_lines", "load_json", "load_toml", "parse_json", "parse_toml"]
+__all__ = ["DataFileError", "NotJSONError", "MAX_DEPTH", "MAX_LINE_BYTES", "raw_lines", "iter_json_lines", "load_json", "load_toml", "parse_json", "parse_toml"]

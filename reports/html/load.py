@@ -12,13 +12,13 @@ give a report with less in it and a note saying why, never a traceback.
 """
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from amqpspec.datafile import DataFileError, load_json, parse_json, raw_lines
 from amqpspec.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -49,16 +49,12 @@ class ReportInputError(UsageError):
 def load_bundle(path: str | Path) -> dict[str, Any]:
     """The bundle as a dict with every top-level key present."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportInputError(f"{path}: no such bundle file (run 'amqpspec report' to make one)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportInputError(f"{path}: cannot read the bundle: {exc}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ReportInputError(f"{path}: not JSON ({exc}); re-run the pipeline") from None
+    if not path.exists():
+        raise ReportInputError(f"{path}: no such bundle file (run 'amqpspec report' to make one)")
+    try:  # bounded in size and nesting: a bundle can come from anyone (amqpspec.datafile)
+        data = load_json(path, what="report bundle")
+    except DataFileError as exc:
+        raise ReportInputError(f"{exc}; re-run the pipeline") from None
     if not isinstance(data, dict) or data.get("kind") != BUNDLE_KIND:
         raise ReportInputError(f"{path}: not an amqpspec report bundle (kind is not {BUNDLE_KIND!r})")
     schema = data.get("schema")
@@ -158,19 +154,21 @@ def resolve(path: str | None, bases: Iterable[Path]) -> Path | None:
 
 def read_source_lines(wanted: dict[Path, set[int]]) -> dict[tuple[Path, int], dict[str, Any]]:
     """The JSON records at the given 1-based lines of each result file, read in one pass per
-    file (result files of long runs are large; they are streamed, not loaded)."""
+    file (result files of long runs are large; they are streamed, not loaded). Lines are counted
+    as the pipeline counts them, split on "\n" only; a line that is not a usable record (not
+    JSON, too long, too deep) is left out."""
     found: dict[tuple[Path, int], dict[str, Any]] = {}
     for path, lines in wanted.items():
         if not lines:
             continue
         last = max(lines)
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                for number, line in enumerate(fh, 1):
-                    if number in lines:
+            with open(path, "rb") as fh:
+                for number, raw in raw_lines(fh):
+                    if number in lines and raw is not None:
                         try:
-                            record = json.loads(line)
-                        except ValueError:
+                            record = parse_json(raw.decode("utf-8", "replace"), str(path), line=number)
+                        except DataFileError:
                             continue
                         if isinstance(record, dict):
                             found[(path, number)] = record
@@ -183,7 +181,7 @@ def read_source_lines(wanted: dict[Path, set[int]]) -> dict[tuple[Path, int], di
 
 def read_json_file(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
+        data = load_json(path, what="finding")
+    except DataFileError:
         return None
     return data if isinstance(data, dict) else None

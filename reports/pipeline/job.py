@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from amqpspec.atomicfile import write_atomically
+from amqpspec.datafile import DataFileError, parse_json, raw_lines
 from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
 
@@ -167,7 +168,8 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
         seconds = round(time.monotonic() - t_start, 2)
         bundle["spark"] = {"master": spark.sparkContext.master, "version": spark.version, "seconds": seconds}
         bundle_path = out / "bundle.json"
-        _write_atomically(bundle_path, json.dumps(bundle, ensure_ascii=False, indent=1) + "\n")
+        # ASCII: a broker string with a lone surrogate cannot fail the write, nor a U+2028 split a line
+        _write_atomically(bundle_path, json.dumps(bundle, ensure_ascii=True, indent=1) + "\n")
         return JobResult(out, bundle_path, final_dataset, [p for _, _, p in junit_paths], bundle, seconds, timings)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -372,13 +374,13 @@ def _write_junit(results: "DataFrame", bundle: dict[str, Any], out: Path,
     for path, lines in wanted.items():
         try:
             with open(path, "rb") as fh:
-                for number, raw in enumerate(fh, start=1):
+                for number, raw in raw_lines(fh):
                     run = lines.get(number)
-                    if run is None:
+                    if run is None or raw is None:
                         continue
                     try:
-                        records[run].append(Result.from_json(json.loads(raw.decode("utf-8", "replace"))))
-                    except (ValueError, TypeError, KeyError):
+                        records[run].append(Result.from_json(parse_json(raw.decode("utf-8", "replace"), path, line=number)))
+                    except (DataFileError, ValueError, TypeError, KeyError, AttributeError):
                         continue   # already reported as bad input; the dataset row stays
         except OSError:
             continue   # not a local file (or moved since): JUnit is a convenience, the dataset is complete
