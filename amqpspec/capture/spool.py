@@ -21,6 +21,7 @@ Now, per connection:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 from pathlib import Path
@@ -131,7 +132,7 @@ def assemble(spool: Path, final: Path, extra: list[dict[str, Any]] | None = None
     with atomic_writer(final) as out:
         out.write(opening)
         first = True
-        for obj in [*_entries(spool), *(extra or [])]:
+        for obj in itertools.chain(_entries(spool), extra or ()):   # one entry in memory at a time
             # the scrubber once more: a password registered after the entry was spooled
             obj["summary"] = SCRUBBER.scrub(str(obj.get("summary", "")))
             out.write(("" if first else ",\n") + json.dumps(obj, ensure_ascii=True))
