@@ -175,16 +175,17 @@ def test_detect_protocol_and_speaks_091() -> None:
 
 # ---------------------------------------------------------------------------- through the CLI
 
-@pytest.mark.parametrize("behaviour, wanted", [
-    (hh.start_then_silent, "did not answer our connection.start-ok within"),
-    (hh.start_then_heartbeat_flood, "heartbeat frame(s) and no connection.tune"),
-    (hh.start_then_hang_up, "login refused"),
+@pytest.mark.parametrize("behaviour, protocol, wanted", [
+    (hh.start_then_silent, "auto", "did not answer our connection.start-ok within"),
+    (hh.start_then_heartbeat_flood, "auto", "heartbeat frame(s) and no connection.tune"),
+    (hh.start_then_hang_up, "auto", "login refused"),
+    (hh.sasl_init_then_silent, "1.0", "did not answer our sasl-init within"),
 ], ids=lambda v: getattr(v, "__name__", None))
-def test_run_reports_the_handshake_failure_in_one_line(behaviour, wanted) -> None:
+def test_run_reports_the_handshake_failure_in_one_line(behaviour, protocol, wanted) -> None:
     with hostile.HostileServer(behaviour) as server:
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "amqpspec.cli", "run", server.url], capture_output=True, text=True,
-                              timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run([sys.executable, "-m", "amqpspec.cli", "run", server.url, "--protocol", protocol],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         took = time.monotonic() - t0
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert wanted in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
