@@ -16,8 +16,9 @@ from typing import Any, Callable
 
 import click
 
-from amqpspec.cliutil import guarded
+from amqpspec.cliutil import check_output_dir, guarded
 from amqpspec.errors import UsageError
+from amqpspec.sanitize import safe_line
 
 SHOW_BAD = 10
 
@@ -84,13 +85,18 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
     from amqpspec.reports.pipeline.job import run_job
     from amqpspec.reports.pipeline.session import parse_conf
 
+    # the lines quote the inputs (broker products, reasons a record was skipped): made safe to show
     def echo(line: str) -> None:
-        click.echo(line, err=True)
+        click.echo(safe_line(line), err=True)
 
+    def out(line: str) -> None:
+        click.echo(safe_line(line))
+
+    check_output_dir(out_dir, "--out")  # before Spark starts: a bad path costs no pipeline run
     conf = parse_conf(spark_conf)
     result = run_job(list(results), out_dir, findings=list(findings), master=spark_master, conf=conf,
                      strict=strict, log=echo)
-    _summary(result, click.echo)
+    _summary(result, out)
     click.echo(f"dataset: {result.dataset_dir}  bundle: {result.bundle_path}"
                + (f"  junit: {len(result.junit_paths)} files in {result.out_dir / 'junit'}" if result.junit_paths else ""))
     if result.bundle["inputs"]["records"] == 0 and result.bundle["inputs"]["findings"] == 0:
