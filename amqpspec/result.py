@@ -187,7 +187,9 @@ class ResultWriter:
         self._lock = threading.Lock()
 
     def write(self, result: Result) -> None:
-        line = record_line(result.to_json())
+        # cleaned again here: a record that did not pass the runner's scrub (another producer)
+        # is still written as valid Unicode without registered secrets
+        line = record_line(clean_record(result.to_json()))
         with self._lock:
             self._fh.write(line + "\n")
             self._fh.flush()
