@@ -193,6 +193,7 @@ def close_info(obs: Any, verifier: Verifier | None, passed: bool) -> CloseInfo:
 def _close_info_10(obs: Any, verifier: Verifier | None, passed: bool) -> CloseInfo:
     """The close verdict of an AMQP 1.0 observation: close, end or detach, and its error condition."""
     from amqpspec.peer.amqp10 import error_condition
+    from amqpspec.sanitize import cap
 
     info = CloseInfo()
     for name in ("close", "end", "detach"):
@@ -202,7 +203,7 @@ def _close_info_10(obs: Any, verifier: Verifier | None, passed: bool) -> CloseIn
             info.who, info.how, info.condition = "broker", name, error_condition(perf)
             err = getattr(perf, "error", None)
             desc = getattr(err, "description", None) if err is not None else None
-            info.text = None if desc is None else str(desc)
+            info.text = None if desc is None else cap(str(desc))  # stored in the result: a bounded cost
             break
     else:
         if obs.closed:

@@ -5,9 +5,10 @@ import socket
 import ssl
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from amqpspec.errors import UsageError
+from amqpspec.sanitize import IDENTITY_LIMIT, cap
 from amqpspec.secrets import SCRUBBER, Secret
 
 DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
@@ -31,8 +32,16 @@ class BrokerInfo:
     frame_max: int | None = None
     heartbeat: int | None = None
 
+    def take_properties(self, props: Mapping[Any, Any]) -> None:
+        """Keeps the server properties a broker announced, and its product, version and platform
+        from them, each string capped: the identity is stored in every result record and printed
+        in headers, so a 900 kB product name must not cost 900 kB a line."""
+        self.server_properties = {cap(str(k)): _capped(v) for k, v in props.items()}
+        self.product, self.version, self.platform = (
+            cap(str(self.server_properties.get(key, "") or "")) for key in ("product", "version", "platform"))
+
     def identity(self) -> dict[str, str]:
-        return {"product": self.product, "version": self.version, "platform": self.platform}
+        return {"product": cap(self.product), "version": cap(self.version), "platform": cap(self.platform)}
 
     def has_capability(self, name: str) -> bool:
         return bool(self.capabilities.get(name))
@@ -171,3 +180,19 @@ def _check_length(what: str, value: str, limit: int, why: str) -> None:
     size = len(value.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise UsageError(f"the {what} is {size} octets long; at most {limit} are allowed ({why})")
+
+
+def _capped(value: Any, depth: int = 0) -> Any:
+    """A property value with every string in it capped (tables and arrays nest; a few levels are
+    kept, deeper ones dropped: no broker announces more)."""
+    if isinstance(value, str):
+        return cap(value, IDENTITY_LIMIT)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value[:IDENTITY_LIMIT])
+    if depth >= 4 and isinstance(value, (dict, list, tuple)):
+        return None
+    if isinstance(value, dict):
+        return {cap(str(k)): _capped(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_capped(v, depth + 1) for v in value]
+    return value

@@ -268,10 +268,7 @@ class Peer(StreamPeer):
         start = self.negotiated.start
         if start is not None:
             props = to_plain(start.server_properties or {})
-            info.server_properties = {k: _text(v) for k, v in props.items()}
-            info.product = _text(props.get("product", ""))
-            info.version = _text(props.get("version", ""))
-            info.platform = _text(props.get("platform", ""))
+            info.take_properties({k: _text(v) for k, v in props.items()})  # strings capped there
             caps = props.get("capabilities")
             info.capabilities = dict(caps) if isinstance(caps, dict) else {}
             info.mechanisms = _words(start.mechanisms)

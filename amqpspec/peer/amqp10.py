@@ -278,10 +278,7 @@ class Peer(StreamPeer):
         remote = self.opened.remote_open
         if remote is not None:
             props = _plain(remote.properties) or {}
-            info.server_properties = {str(k): v for k, v in props.items()}
-            info.product = str(props.get("product", ""))
-            info.version = str(props.get("version", ""))
-            info.platform = str(props.get("platform", ""))
+            info.take_properties({str(k): v for k, v in props.items()})  # strings capped there
             info.capabilities = {str(c): True for c in _as_list(remote.offered_capabilities)}
             info.frame_max = int(remote.value_of("max-frame-size"))
             info.channel_max = int(remote.value_of("channel-max"))
