@@ -46,7 +46,7 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Verdict]:
         verdicts = data["verdicts"]
         return {str(case): Verdict(v) for case, v in verdicts.items()}
     except DataFileError as exc:
-        raise UsageError(f"baseline file {exc}") from None
+        raise UsageError(f"baseline file {exc}: not a valid amqpspec baseline") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"baseline file {path} is not a valid amqpspec baseline: {exc}") from None
 
