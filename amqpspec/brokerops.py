@@ -142,7 +142,8 @@ def handshake_failure_091(target: Target, peer: Any, exc: Any) -> str:
         return f"{url} did not answer {after} within {_silence(transcript):.0f}s"
     if step == "connection.start":
         if isinstance(got, HeartbeatFrame):
-            return f"{url} sent heartbeat frames where connection.start was due: it does not speak AMQP 0-9-1 as a broker"
+            return (f"{url} sent heartbeat frames where connection.start was due: it does not speak AMQP 0-9-1 "
+                    "as a broker")
         if not isinstance(got, Closed):
             return f"{url} does not speak AMQP 0-9-1: it answered {_summary(got)}"
     if isinstance(got, Closed):
@@ -322,7 +323,8 @@ def restart(command: str, target: Target, protocol: str, wait: float = RESTART_W
     """
     with tempfile.TemporaryFile() as out:
         try:
-            proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,  # noqa: S602 - the user's command
+            # the user's own command, run as the user asked: through the shell
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,  # noqa: S602
                                     stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             return RestartNote.of(f"restart command {command!r} could not be started: {exc}")
@@ -509,6 +511,6 @@ class _Session:
 
 
 __all__ = ["NO_ANSWER", "PROBE_TIMEOUT_S", "LIVENESS_TIMEOUT_S", "DELETE_BUDGET_S", "RestartNote", "absent",
-           "can_delete", "connect", "delete", "delete_pairs", "detect_protocol", "fresh_client_problem", "handshake_failure_091",
-           "handshake_failure_10", "probe", "problem", "problem_091", "problem_10", "reserved_exchange", "restart",
-           "speaks_091", "storable"]
+           "can_delete", "connect", "delete", "delete_pairs", "detect_protocol", "fresh_client_problem",
+           "handshake_failure_091", "handshake_failure_10", "probe", "problem", "problem_091", "problem_10",
+           "reserved_exchange", "restart", "speaks_091", "storable"]

@@ -84,7 +84,8 @@ def start_then_refuse(conn: socket.socket) -> None:
     if _until(conn, "header"):
         conn.sendall(_start())
         if _until(conn, "connection.start-ok"):
-            conn.sendall(MethodFrame(0, spec.ConnectionClose(403, "ACCESS_REFUSED - Login was refused", 10, 11)).encode())
+            refusal = spec.ConnectionClose(403, "ACCESS_REFUSED - Login was refused", 10, 11)
+            conn.sendall(MethodFrame(0, refusal).encode())
             time.sleep(0.5)
 
 
@@ -134,7 +135,8 @@ class DeleteLog:
 Reaction = Callable[[str, str], str]
 
 
-def deleting_broker(log: DeleteLog, react: Reaction, existing: frozenset[str] = frozenset()) -> Callable[[socket.socket], None]:
+def deleting_broker(log: DeleteLog, react: Reaction,
+                    existing: frozenset[str] = frozenset()) -> Callable[[socket.socket], None]:
     """A 0-9-1 broker that completes handshakes and channel opens, logs every queue/exchange delete
     and declare, and answers each as ``react(method name, name)`` says. A passive declare of a
     name not in ``existing`` is answered 404, as a broker does for a name that does not exist; a
