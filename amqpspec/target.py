@@ -38,7 +38,7 @@ class BrokerInfo:
         in headers, so a 900 kB product name must not cost 900 kB a line."""
         self.server_properties = {cap(str(k)): _capped(v) for k, v in props.items()}
         self.product, self.version, self.platform = (
-            cap(str(self.server_properties.get(key, "") or "")) for key in ("product", "version", "platform"))
+            cap(str(props.get(key, "") or "")) for key in ("product", "version", "platform"))
 
     def identity(self) -> dict[str, str]:
         return {"product": cap(self.product), "version": cap(self.version), "platform": cap(self.platform)}
