@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from amqpspec.cliutil import Seconds, check_output_dir, check_output_file, guarded, parse_target, password_option
+from amqpspec.cliutil import DAY, Seconds, check_output_dir, check_output_file, guarded, parse_target, password_option
 from amqpspec.errors import UsageError
 from amqpspec.sanitize import safe_line
 
@@ -119,7 +119,7 @@ def replay(file: str | None, url: str | None, case_id: str | None, timing: str, 
               help="Stop after this many client connections ended (in all).")
 @click.option("--max-concurrent", type=click.IntRange(min=1, max=4096), default=32, show_default=True,
               help="Client connections relayed at once; one more is closed at once, unrecorded, with a line saying so.")
-@click.option("--duration", type=Seconds(0.1, 365 * 86400.0), help="Stop after this many seconds.")
+@click.option("--duration", type=Seconds(0.1, 30 * DAY), help="Stop after this many seconds.")
 @click.option("--flush-interval", type=Seconds(0.1), default=2.0, show_default=True,
               help="Seconds at most between writes of what open connections recorded (to NAME.json.partial).")
 @click.option("--max-entries", type=click.IntRange(min=10), default=100_000, show_default=True,
