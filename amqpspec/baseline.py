@@ -15,7 +15,7 @@ from typing import Iterable
 from amqpspec.atomicfile import write_atomically
 from amqpspec.datafile import DataFileError, load_json
 from amqpspec.errors import UsageError
-from amqpspec.result import Result, Verdict
+from amqpspec.result import Result, Verdict, clean_record
 
 BASELINE_SCHEMA = 1
 
@@ -35,7 +35,8 @@ def write_baseline(path: str | os.PathLike[str], results: Iterable[Result], targ
         "broker": broker,
         "verdicts": {r.case: r.verdict.value for r in sorted(results, key=lambda r: r.case)},
     }
-    write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    # the broker's product and version are its own strings: cleaned like every record
+    write_atomically(path, json.dumps(clean_record(data), indent=2, sort_keys=True) + "\n")
 
 
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Verdict]:

@@ -208,3 +208,15 @@ def test_hostile_text_itself_round_trips_through_a_result_record(tmp_path: Path)
     back = list(read_results(tmp_path / "r.jsonl"))
     assert [r.close.text for r in back] == [clean.close.text] * 2
     assert "\\xff" in clean.close.text and "\udcff" not in clean.close.text
+
+
+def test_baseline_keeps_the_broker_identity_as_valid_unicode(tmp_path: Path) -> None:
+    from amqpspec.baseline import load_baseline, write_baseline
+
+    result = Result(case="amqp091/x/y", title="t", section="x", section_title="", clauses=[], protocol="0-9-1",
+                    verdict=Verdict.FAILED)
+    write_baseline(tmp_path / "b.json", [result], "amqp://h/", {"product": "Hostile" + HOSTILE_TEXT})
+    data = json.loads((tmp_path / "b.json").read_bytes())
+    data["broker"]["product"].encode("utf-8")  # no lone surrogate left for a strict reader to refuse
+    assert "\\xff" in data["broker"]["product"]
+    assert load_baseline(tmp_path / "b.json") == {"amqp091/x/y": Verdict.FAILED}
