@@ -8,7 +8,6 @@ callbacks (reporters, the JSON-lines writer) as soon as each case ends.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import shlex
 import threading
 import time
