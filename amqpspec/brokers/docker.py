@@ -58,6 +58,8 @@ SUPPORTED_KEYS = frozenset(
 HEALTHCHECK_KEYS = frozenset({"test", "interval", "timeout", "retries", "start_period"})
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 ENGINE_TIMEOUT = 3.0
+# the Docker SDK and PyYAML are the optional extra `docker` (pyproject.toml): a plain install lacks them
+INSTALL_EXTRA = "pip install 'amqpspec[docker]'"
 
 Backend = Literal["auto", "docker", "local"]
 BACKENDS: tuple[Backend, ...] = ("auto", "docker", "local")
@@ -197,7 +199,7 @@ def parse_compose(text: str, path: Path) -> ComposeFile:
     try:
         import yaml
     except ImportError:
-        raise ComposeError(f"reading {path.name} needs PyYAML: pip install pyyaml") from None
+        raise ComposeError(f"reading {path.name} needs PyYAML: {INSTALL_EXTRA}") from None
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -530,7 +532,7 @@ def probe_engine(timeout: float = ENGINE_TIMEOUT) -> EngineProbe:
         sdk = _sdk()
         errors = (*_sdk_errors(), ValueError)  # ValueError: a DOCKER_HOST the SDK cannot parse
     except ImportError:
-        return EngineProbe(False, where, "the Python package `docker` is not installed (pip install docker)")
+        return EngineProbe(False, where, f"the Docker SDK (Python package `docker`) is not installed: {INSTALL_EXTRA}")
     try:
         client = sdk.from_env(timeout=max(0.1, timeout))  # fetches the API version: connects now
         client.ping()
