@@ -26,6 +26,11 @@ from amqpspec.secrets import SCRUBBER
 from amqpspec.target import Target
 
 GRACE_S = 1.0          # beyond a case's deadline before its sockets are shut down
+#: while the broker does not serve and no --restart-command is given, whether it came back is
+#: asked at most this often; the cases in between are reported as not run at once. A probe of a
+#: deadlocked broker costs its whole timeout, and asking before every case made a dead broker
+#: cost seconds per remaining case (520 s for 336 cases against a deadlocked garagemq).
+RECOVERY_CHECK_EVERY_S = 5.0
 
 
 @dataclass
@@ -58,6 +63,9 @@ class Runner:
         self._lock = threading.Lock()
         self._dead_since: str | None = None  # the case after which the broker stopped serving
         self._restarting = threading.Lock()  # held while --restart-command runs; other workers wait
+        self._recovery = threading.Lock()    # one recovery probe at a time
+        self._dead_problem = ""              # what the last probe of a dead broker said
+        self._next_recovery_check = 0.0      # monotonic time of the next recovery probe
 
     def run(self) -> list[Result]:
         results: list[Result] = []
@@ -89,11 +97,11 @@ class Runner:
         if self._dead_since is not None and self.options.liveness:
             with self._restarting:  # a restart in progress ends before this case decides anything
                 pass
-            dead = self._liveness(attempts=1) if self._dead_since is not None else ""
+            dead_since = self._dead_since
+            dead = self._still_dead()
             if dead:  # do not run, and do not blame this case for an earlier crash
-                reason = f"not run: the broker has not served new connections since case {self._dead_since} ({dead})"
+                reason = f"not run: the broker has not served new connections since case {dead_since} ({dead})"
                 return self._result(c, ctx, Verdict.ERROR, reason, time.monotonic() - t0, started_at)
-            self._dead_since = None  # it came back (restarted)
 
         def body() -> None:
             try:
@@ -125,6 +133,8 @@ class Runner:
                     if first:
                         if self.options.restart_command:
                             self._restarting.acquire()  # before anyone can see _dead_since set
+                        self._dead_problem = dead
+                        self._next_recovery_check = time.monotonic() + RECOVERY_CHECK_EVERY_S
                         self._dead_since = c.id
                 if first:
                     # whatever the case observed, a broker that stops serving is not a valid reaction
@@ -165,6 +175,24 @@ class Runner:
             with self._lock:
                 self._dead_since = None
         return note
+
+    def _still_dead(self) -> str:
+        """Empty when the broker serves again (then the run goes on); else why not. Probed at
+        most every RECOVERY_CHECK_EVERY_S, by one worker at a time: in between, the last probe's
+        answer stands, so the rest of a run against a dead broker ends within seconds."""
+        with self._recovery:
+            if self._dead_since is None:
+                return ""
+            if time.monotonic() < self._next_recovery_check:
+                return self._dead_problem
+            problem = self._liveness(attempts=1)
+            self._next_recovery_check = time.monotonic() + RECOVERY_CHECK_EVERY_S
+            with self._lock:
+                if problem:
+                    self._dead_problem = problem
+                else:
+                    self._dead_since = None  # it came back (restarted by someone)
+            return problem
 
     def _liveness(self, attempts: int = 2) -> str:
         """Empty when the broker still serves a fresh client; else what went wrong. Asked after

@@ -134,3 +134,23 @@ def test_only_the_case_that_broke_the_broker_is_blamed():
         first, second = Runner(target, cases, RunOptions(seed=1)).run()
     assert first.verdict is Verdict.FAILED
     assert second.verdict is Verdict.ERROR and second.reason.startswith("not run:")
+
+
+def test_the_rest_of_a_run_against_a_deadlocked_broker_ends_within_seconds():
+    """A broker that accepts connections and never answers (deadlocked) costs each liveness probe
+    its whole timeout; without --restart-command, whether it came back is asked at intervals, not
+    before every remaining case (which made 336 cases cost 520 s against a deadlocked garagemq)."""
+    with hostile.HostileServer(hostile.silent) as server:
+        target = Target.parse(server.url)
+
+        def harmless(ctx: Context) -> None:
+            ctx.record(True, expected="-", observed="-")
+
+        cases = [CaseSpec(id=f"amqp091/4.2.2/c{i:03d}", title=f"c{i}", protocol="0-9-1", section="4.2.2",
+                          clauses=("amqp091:4.2.2/3",), requires=(), timeout=2.0, func=harmless) for i in range(60)]
+        t0 = time.monotonic()
+        first, *rest = Runner(target, cases, RunOptions(seed=1)).run()
+        took = time.monotonic() - t0
+    assert first.verdict is Verdict.FAILED  # the first probe (two attempts of 3 s) blames it
+    assert all(r.verdict is Verdict.ERROR and r.reason.startswith("not run:") for r in rest)
+    assert took < 20.0, took  # one probe per interval, not 3 s for each of the 59 others
