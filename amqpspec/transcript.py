@@ -5,6 +5,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from amqpspec.sanitize import cap
+
 
 @dataclass
 class Entry:
@@ -26,6 +28,12 @@ class Entry:
 MAX_ENTRIES = 5000        # a flooding broker must not make a transcript grow without bound:
 MAX_BYTES = 4 << 20       # neither in entries nor in octets kept (data past it is cut to a prefix)
 KEPT_PREFIX = 64
+#: one received item above this is kept as its first KEPT_PREFIX octets: a peer's frame this
+#: large (a 900 kB product name in connection.start) would otherwise be stored in the record
+#: of every case, twice over as hex; no case needs its tail as evidence, and the summary
+#: still says what it was
+MAX_RECV_ITEM = 64 << 10
+MAX_SUMMARY = 2000        # characters of one decoded summary (a broker string can be any size)
 
 
 class Transcript:
@@ -49,7 +57,8 @@ class Transcript:
             self.elided += 1
             return
         data = bytes(data)
-        if self.kept_bytes + len(data) > self.max_bytes:
+        summary = cap(summary, MAX_SUMMARY)
+        if self.kept_bytes + len(data) > self.max_bytes or (direction == "recv" and len(data) > MAX_RECV_ITEM):
             summary = f"{summary} [only the first {KEPT_PREFIX} of {len(data)} octets kept]"
             data = data[:KEPT_PREFIX]
         self.kept_bytes += len(data)
