@@ -19,10 +19,11 @@ if [[ $# -gt 0 && "$1" =~ ^amqps?:// ]]; then
     shift
 fi
 
+# --run: amqpspec itself (no test extra) and nothing the tests alone need
 if [[ -n "$url" ]]; then
-    bash scripts/setup.sh --no-brokers  # a given broker needs no local packages
+    bash scripts/setup.sh --run --no-brokers  # a given broker needs no local packages
 else
-    bash scripts/setup.sh rabbitmq
+    bash scripts/setup.sh --run rabbitmq
 fi
 
 brokers() { "$PYTHON" -m amqpspec.brokers "$@"; }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Install amqpspec (editable, with test extras) and the Debian packages of the local brokers.
+# Install amqpspec (editable) and the Debian packages of the local brokers.
 #
 # Idempotent and non-interactive: run it before every test run; when everything is present
 # it costs a pip no-op and one dpkg-query. Needs root only when Debian packages are missing.
 #
-#   scripts/setup.sh                 # all brokers
+#   scripts/setup.sh                 # for the tests: the test extra, all brokers, the test tools
 #   scripts/setup.sh rabbitmq        # only the named brokers
 #   scripts/setup.sh --no-brokers    # only amqpspec (e.g. to test a remote broker)
+#   scripts/setup.sh --run rabbitmq  # for a run (scripts/run-local.sh): plain amqpspec, no test
+#                                    # extra, no test tools (browser, tshark, docker-compose, Java)
 #
 # PYTHON selects the interpreter (default: python3 on PATH). The broker package names are
 # not repeated here: `python3 -m amqpspec.brokers install` reads them from the definitions.
@@ -16,6 +18,18 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON="${PYTHON:-python3}"
 
 say() { printf 'setup: %s\n' "$*"; }
+
+mode=test   # test: what the tests need; run: what `amqpspec run` needs
+with_brokers=1
+names=()
+for arg in "$@"; do
+    case "$arg" in
+        --run) mode=run ;;
+        --no-brokers) with_brokers=0 ;;
+        -*) say "error: unknown option $arg (options: --run, --no-brokers; then broker names)" >&2; exit 2 ;;
+        *) names+=("$arg") ;;
+    esac
+done
 
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
     say "error: $PYTHON not found on PATH (amqpspec needs Python >= 3.11)" >&2
@@ -37,14 +51,18 @@ if [[ -f "$stdlib/EXTERNALLY-MANAGED" && "$in_venv" == 0 ]]; then
     exit 2
 fi
 
-say "pip install -e .[test] with $("$PYTHON" -V 2>&1)"
-PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input -e ".[test]"
+target=".[test]"
+[[ "$mode" == run ]] && target="."
+say "pip install -e $target with $("$PYTHON" -V 2>&1)"
+PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input -e "$target"
 
-if [[ "${1:-}" == "--no-brokers" ]]; then
+if (( ! with_brokers )); then
     say "skipping broker packages (--no-brokers)"
 else
-    say "Debian packages for brokers: ${*:-all}"
-    "$PYTHON" -m amqpspec.brokers install "$@"
+    say "Debian packages for brokers: ${names[*]:-all}"
+    "$PYTHON" -m amqpspec.brokers install "${names[@]}"
+fi
+if [[ "$mode" == test ]] && (( with_brokers )); then
     # tools the tests drive for real: compose-file validation, pcap decoding, the HTML report's
     # browser, and the Java runtime the Spark pipeline (pyspark) runs on
     tools=(docker-compose tshark chromium openjdk-17-jre-headless)
