@@ -29,6 +29,8 @@ from typing import Any, Iterator
 
 from amqpspec.atomicfile import atomic_writer
 from amqpspec.capture.transcripts import KIND, SCHEMA
+from amqpspec.datafile import parse_json
+from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
 
 SUFFIX = ".partial"
@@ -104,9 +106,9 @@ def _read(spool: Path) -> Iterator[dict[str, Any]]:
         for raw in fh:
             if not raw.endswith(b"\n"):
                 return  # the last line of a killed proxy's spool may be cut short
-            try:
-                obj = json.loads(raw)
-            except ValueError:
+            try:  # a left-over spool is a file like any other: bounded nesting, no traceback
+                obj = parse_json(raw.decode("utf-8", "replace"))
+            except UsageError:
                 continue
             if isinstance(obj, dict):
                 yield obj

@@ -5,12 +5,13 @@ seconds and without Spark, e.g. after changing templates or to write pcaps for e
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from amqpspec.cliutil import fail
 from amqpspec.errors import AmqpspecError
+from amqpspec.sanitize import safe_line
 
 
 @click.command(name="html")
@@ -28,12 +29,9 @@ def html_command(bundle: Path, dataset_dir: Path | None, out_dir: Path | None, p
     try:
         index = render(bundle, dataset_dir if dataset_dir is not None else bundle.parent / "dataset",
                        out_dir if out_dir is not None else bundle.parent, pcaps=pcaps,
-                       progress=lambda text: click.echo(f"  {text}", err=True))
-    except AmqpspecError as exc:
-        click.echo(f"amqpspec: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+                       progress=lambda text: click.echo(safe_line(f"  {text}"), err=True))
+    except AmqpspecError as exc:  # file texts and paths are shown through the one sanitiser
+        fail(str(exc), exc.exit_code)
     except OSError as exc:
-        click.echo(f"amqpspec: error: {exc.strerror or exc}{': ' + str(exc.filename) if exc.filename else ''}",
-                   err=True)
-        sys.exit(2)
-    click.echo(f"report: {index}")
+        fail(f"{exc.strerror or exc}{': ' + str(exc.filename) if exc.filename else ''}")
+    click.echo(safe_line(f"report: {index}"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import json
 import signal
 import socket
 import subprocess
@@ -193,3 +194,17 @@ def test_spool_of_a_killed_proxy_becomes_an_incomplete_transcript(tmp_path: Path
     assert tf.extra["complete"] is False
     assert sum(1 for e in tf.entries if e["dir"] == "send") == 4  # header + 3 body frames
     assert "interrupted" in tf.entries[-1]["summary"]
+
+
+def test_a_left_over_spool_with_a_deeply_nested_line_is_recovered_without_a_traceback(tmp_path: Path) -> None:
+    """A spool is a file like any other the tool reads: a crafted line nested 100,000 deep is passed
+    over (it used to reach json.loads and end `record` in a RecursionError)."""
+    from amqpspec.capture import spool as spool_mod
+
+    left = tmp_path / f"c1.json{spool_mod.SUFFIX}"
+    good = {"t": 0.0, "dir": "send", "conn": 1, "summary": "protocol header", "hex": "414d515000000901"}
+    left.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n" + json.dumps(good).encode() + b"\n")
+    made = spool_mod.recover(tmp_path)
+    assert [p.name for p in made] == ["c1.json"]
+    entries = json.loads(made[0].read_text())["entries"]
+    assert entries[0]["summary"] == "protocol header"
