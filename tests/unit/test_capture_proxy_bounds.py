@@ -5,9 +5,9 @@ is a local sink that echoes heartbeats (tests/support/hostile_proxy.py), no brok
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-import json
 import signal
 import socket
 import subprocess
