@@ -7,12 +7,13 @@ callbacks (reporters, the JSON-lines writer) as soon as each case ends.
 """
 from __future__ import annotations
 
+import collections
+import dataclasses
 import datetime as _dt
 import shlex
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,6 +23,7 @@ from amqpspec.peer.amqp091 import UnexpectedReply
 from amqpspec.peer.base import PeerError
 from amqpspec.profiles import Profile
 from amqpspec.result import Result, Verdict, clean_record, worst
+from amqpspec.sanitize import cap
 from amqpspec.secrets import SCRUBBER
 from amqpspec.target import Target
 
@@ -70,24 +72,129 @@ class Runner:
     def run(self) -> list[Result]:
         results: list[Result] = []
 
-        def one(c: CaseSpec) -> None:
-            self.on_start(c.id)
-            r = self.run_case(c)
+        def emit(r: Result) -> None:
             with self._lock:
                 results.append(r)
                 self.on_result(r)
 
         if self.options.jobs <= 1:
             for c in self.cases:
-                one(c)
+                self.on_start(c.id)
+                emit(self.run_case(c))
         else:
-            with ThreadPoolExecutor(max_workers=self.options.jobs, thread_name_prefix="case") as pool:
-                for fut in [pool.submit(one, c) for c in self.cases]:
-                    fut.result()
+            self._run_parallel(emit)
         return results
+
+    # ------------------------------------------------------------------ parallel cases
+    def _run_parallel(self, emit: Callable[[Result], None]) -> None:
+        """Runs the cases ``jobs`` at a time, with the verdicts a serial run gives.
+
+        Cases beside each other cannot change each other's verdicts by their frames (each has
+        its own connections and names), but a broker that stops serving can be stopped by any
+        case that was running. So when a case's liveness probe fails, no new case starts; the
+        cases still running finish, and every case that was running then is a suspect, held
+        back and sorted out alone (:meth:`_sort_out`) before the run goes on in parallel.
+        """
+        pending = collections.deque(self.cases)
+        cond = threading.Condition()
+        suspects: list[tuple[CaseSpec, Result, str]] = []
+        state = {"in_flight": 0, "crash": False}
+
+        def worker() -> None:
+            while True:
+                with cond:
+                    while state["crash"]:
+                        cond.wait()
+                    if not pending:
+                        return
+                    c = pending.popleft()
+                    state["in_flight"] += 1
+                self.on_start(c.id)
+                try:
+                    result, dead = self._run_case(c, defer_blame=True)
+                finally:
+                    with cond:
+                        state["in_flight"] -= 1
+                        cond.notify_all()
+                with cond:
+                    if dead or state["crash"]:
+                        suspects.append((c, result, dead))
+                        state["crash"] = True
+                        cond.notify_all()
+                        continue
+                emit(result)
+
+        threads = [threading.Thread(target=worker, name=f"case-worker-{i}", daemon=True)
+                   for i in range(min(self.options.jobs, max(1, len(self.cases))))]
+        for t in threads:
+            t.start()
+        while True:
+            with cond:
+                while not (state["crash"] and state["in_flight"] == 0) and any(t.is_alive() for t in threads):
+                    cond.wait(0.2)
+                if not state["crash"]:
+                    break  # every worker ended: no case left
+                held = list(suspects)
+                suspects.clear()
+            self._sort_out(held, emit)
+            with cond:
+                state["crash"] = False
+                cond.notify_all()
+        for t in threads:
+            t.join()
+
+    def _sort_out(self, suspects: list[tuple[CaseSpec, Result, str]], emit: Callable[[Result], None]) -> None:
+        """The broker stopped serving while the ``suspects`` ran side by side. Once it serves again
+        (restarted by --restart-command, or of itself), each suspect runs again alone, as in a
+        serial run -- the one that stops the broker is blamed and the others keep their own
+        verdicts. A broker that stays down blames the first case that saw it, and the others
+        could not be decided, as in a serial run that met a dead broker."""
+        detector = next(i for i, (_, _, dead) in enumerate(suspects) if dead)
+        dead = suspects[detector][2]
+        again = ""
+        if self.options.restart_command:
+            note = brokerops.restart(self.options.restart_command, self.target, self.options.protocol,
+                                     self.options.restart_wait)
+            again = note if note.ok else ""
+        elif not self._liveness(attempts=1):
+            again = "the broker served again without a restart"
+        if again:
+            for c, _, _ in suspects:
+                self.on_start(c.id)
+                r = self.run_case(c)
+                r.evidence.setdefault("notes", []).append(
+                    f"run again alone: the broker stopped serving while this case ran beside others "
+                    f"({cap(dead)}); {again}")
+                emit(scrub(r))
+            return
+        with self._lock:
+            self._dead_since = suspects[detector][0].id
+            self._dead_problem = dead
+            self._next_recovery_check = time.monotonic() + RECOVERY_CHECK_EVERY_S
+        for i, (c, r, _) in enumerate(suspects):
+            if i == detector:
+                why = f"the broker stopped serving new connections after this case: {dead}"
+                emit(self._reverdict(r, Verdict.FAILED, why))
+            else:
+                why = f"the broker stopped serving new connections (first seen after {self._dead_since})"
+                emit(self._reverdict(r, Verdict.ERROR, why))
+
+    def _reverdict(self, r: Result, verdict: Verdict, reason: str) -> Result:
+        """The record with the verdict a stopped broker gives it (the profile asked again)."""
+        r = dataclasses.replace(r, verdict=verdict, reason=reason, deviation=None)
+        if self.options.profile is not None:
+            self.options.profile.apply(r)
+        return scrub(r)
 
     # ------------------------------------------------------------------ one case
     def run_case(self, c: CaseSpec) -> Result:
+        """Runs one case (serial semantics: a broker it stops is blamed on it, and restarted)."""
+        return self._run_case(c)[0]
+
+    def _run_case(self, c: CaseSpec, *, defer_blame: bool = False) -> tuple[Result, str]:
+        """The case's result, and what the liveness probe after it found wrong ('' when the broker
+        still serves). With ``defer_blame`` a failed probe blames nobody and restarts nothing:
+        the caller sorts out which of the cases running side by side stopped the broker."""
         started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
         t0 = time.monotonic()
         timeout = self.options.timeout or c.timeout
@@ -101,7 +208,7 @@ class Runner:
             dead = self._still_dead()
             if dead:  # do not run, and do not blame this case for an earlier crash
                 reason = f"not run: the broker has not served new connections since case {dead_since} ({dead})"
-                return self._result(c, ctx, Verdict.ERROR, reason, time.monotonic() - t0, started_at)
+                return self._result(c, ctx, Verdict.ERROR, reason, time.monotonic() - t0, started_at), ""
 
         def body() -> None:
             try:
@@ -124,10 +231,12 @@ class Runner:
             self._cleanup(ctx)
         verdict, reason = self._verdict(ctx, outcome["exc"], missing, timed_out, timeout)
         reason = reason.removeprefix(f"{c.title}: ")
+        dead = ""
         if not missing and self.options.liveness:
             dead = self._liveness()
             if dead:
                 ctx.note(f"liveness probe after the case: {dead}")
+            if dead and not defer_blame:
                 with self._lock:
                     first = self._dead_since is None
                     if first:
@@ -144,9 +253,9 @@ class Runner:
                             ctx.note(self._restart())
                         finally:
                             self._restarting.release()
-                else:  # with --jobs, another case running at the same time may have caused it
+                else:  # another case before it stopped the broker
                     verdict, reason = Verdict.ERROR, f"the broker stopped serving new connections (first seen after {self._dead_since})"
-        return self._result(c, ctx, verdict, reason, time.monotonic() - t0, started_at)
+        return self._result(c, ctx, verdict, reason, time.monotonic() - t0, started_at), dead
 
     def _verdict(self, ctx: Context, exc: BaseException | None, missing: list[str],
                  timed_out: bool, timeout: float) -> tuple[Verdict, str]:

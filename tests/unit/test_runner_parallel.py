@@ -1,0 +1,87 @@
+"""Cases run side by side give the verdicts a serial run gives, even when one of them stops the broker.
+
+The broker is the scripted fake of tests/support/fake091.py behind a switch: one case "crashes"
+it (from then on it accepts connections and never answers, as a deadlocked broker does) and
+the restart command (a file the fake watches) brings it back. It stands in for no broker in a
+conformance verdict: the cases here are the test's own and check nothing about a broker.
+"""
+from __future__ import annotations
+
+import shlex
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from amqpspec.case import CaseSpec, Context
+from amqpspec.result import Verdict
+from amqpspec.runner import Runner, RunOptions
+from amqpspec.target import Target
+from tests.support.fake091 import serve
+from tests.support.hostile import HostileServer, silent
+
+KILLER = "amqp091/4.2.2/c05"
+
+
+class Switch:
+    """The fake's state: serving, or (after a crash) silent until the restart file appears."""
+
+    def __init__(self, restart_file: Path) -> None:
+        self.dead = threading.Event()
+        self.restart_file = restart_file
+
+    def behaviour(self, conn: socket.socket) -> None:
+        if self.dead.is_set() and self.restart_file.exists():
+            self.restart_file.unlink()
+            self.dead.clear()
+        if self.dead.is_set():
+            silent(conn)
+        else:
+            serve(conn, {"product": "switchable fake"})
+
+
+def _cases(switch: Switch) -> list[CaseSpec]:
+    def harmless(ctx: Context) -> None:
+        time.sleep(0.3)  # long enough for the cases of one round to run side by side
+        ctx.record(True, expected="-", observed="-")
+
+    def killer(ctx: Context) -> None:
+        time.sleep(0.1)
+        switch.dead.set()
+        ctx.record(True, expected="any close", observed="closed")
+
+    return [CaseSpec(id=f"amqp091/4.2.2/c{i:02d}", title=f"c{i}", protocol="0-9-1", section="4.2.2",
+                     clauses=("amqp091:4.2.2/3",), requires=(), timeout=3.0,
+                     func=killer if f"amqp091/4.2.2/c{i:02d}" == KILLER else harmless) for i in range(12)]
+
+
+@pytest.mark.parametrize("jobs", [1, 4])
+def test_only_the_case_that_stops_the_broker_is_blamed_whatever_the_jobs(tmp_path: Path, jobs: int) -> None:
+    restart_file = tmp_path / "restart"
+    switch = Switch(restart_file)
+    with HostileServer(switch.behaviour) as server:
+        options = RunOptions(seed=1, jobs=jobs, restart_command=f"touch {shlex.quote(str(restart_file))}",
+                             restart_wait=15.0)
+        results = Runner(Target.parse(server.url), _cases(switch), options).run()
+    by_case = {r.case: r for r in results}
+    assert len(results) == 12 and len(by_case) == 12  # each case reported once, re-runs included
+    assert by_case[KILLER].verdict is Verdict.FAILED, by_case[KILLER].reason
+    assert "stopped serving" in by_case[KILLER].reason
+    others = {cid: (r.verdict, r.reason) for cid, r in by_case.items() if cid != KILLER}
+    assert all(v is Verdict.PASSED for v, _ in others.values()), others
+    if jobs > 1:  # the bystanders of the crash were run again alone, and say so
+        assert any("run again alone" in note for r in results for note in r.evidence.get("notes", []))
+
+
+def test_without_a_restart_command_a_parallel_run_against_a_dead_broker_still_ends_quickly(tmp_path: Path) -> None:
+    switch = Switch(tmp_path / "never")
+    with HostileServer(switch.behaviour) as server:
+        t0 = time.monotonic()
+        results = Runner(Target.parse(server.url), _cases(switch), RunOptions(seed=1, jobs=4)).run()
+        took = time.monotonic() - t0
+    assert len(results) == 12
+    assert sum(r.verdict is Verdict.FAILED for r in results) == 1  # the first to see it is blamed
+    assert all(r.verdict in (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR) for r in results)
+    assert took < 30.0, took
