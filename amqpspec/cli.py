@@ -16,6 +16,7 @@ import click
 from amqpspec import __version__
 from amqpspec.cliutil import Seconds, check_output_file, fail, guarded, parse_target, password_option
 from amqpspec.errors import UsageError
+from amqpspec.defaults import JOBS as DEFAULT_JOBS
 from amqpspec.sanitize import safe_line
 
 PROTOCOLS = ("0-9-1", "1.0", "auto")
@@ -39,7 +40,8 @@ def main() -> None:
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), help="Fail only on results worse than this baseline.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), help="Record this run's verdicts as a baseline.")
 @click.option("--timeout", type=Seconds(0.1), help="Per-case deadline in seconds (default: each case's own).")
-@click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True, help="Cases run in parallel.")
+@click.option("--jobs", type=click.IntRange(min=1, max=64), default=DEFAULT_JOBS, show_default=True,
+              help="Cases run in parallel (a broker one of them stops is sorted out as --jobs 1 would).")
 @click.option("--seed", type=int, help="Seed for all randomness (default: random, printed).")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False),
               help="Broker profile (TOML) of documented deviations (default: the shipped one for the broker's product).")

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from amqpspec import brokerops
+from amqpspec import brokerops, defaults
 from amqpspec.case import CaseSpec, Context, Skip, case_seed
 from amqpspec.peer.amqp091 import UnexpectedReply
 from amqpspec.peer.base import PeerError
@@ -35,9 +35,12 @@ GRACE_S = 1.0          # beyond a case's deadline before its sockets are shut do
 RECOVERY_CHECK_EVERY_S = 5.0
 
 
+DEFAULT_JOBS = defaults.JOBS
+
+
 @dataclass
 class RunOptions:
-    jobs: int = 1
+    jobs: int = DEFAULT_JOBS
     timeout: float | None = None       # overrides every case's own deadline
     seed: int = 0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
