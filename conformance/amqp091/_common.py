@@ -15,6 +15,7 @@ from amqpspec.wire.amqp091 import (
 # RabbitMQ waits 3 s before a silent close), short enough to keep the suite fast.
 REACTION_WINDOW = 5.0
 QUICK_WINDOW = 3.0
+DISCARD_WINDOW = 1.0  # time for a wrongful reply to a method sent after a close, before close-ok
 
 
 def opened(ctx: Context, **handshake: object) -> Peer:
@@ -95,5 +96,5 @@ def silent(obs: Observation) -> bool:
     return obs.closed and not obs.received
 
 
-__all__ = ["PROTOCOL_HEADER", "REACTION_WINDOW", "QUICK_WINDOW", "opened", "with_channel", "private_queue",
-           "publish_frames", "get_message", "after_start", "header_bytes", "silent"]
+__all__ = ["PROTOCOL_HEADER", "REACTION_WINDOW", "QUICK_WINDOW", "DISCARD_WINDOW", "opened", "with_channel",
+           "private_queue", "publish_frames", "get_message", "after_start", "header_bytes", "silent"]

@@ -7,9 +7,10 @@ something else; a case that checks an answer should send the method itself and o
 """
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from amqpspec.case import Context
 from amqpspec.peer.amqp091 import Peer
@@ -146,3 +147,34 @@ def fence(peer: Peer, ch: int, timeout: float = WAIT) -> None:
     """A synchronous no-op on the channel: when it returns, everything sent before on that
     channel has been processed (frames on one channel are handled in order)."""
     peer.call(ch, spec.ExchangeDeclare(exchange="amq.direct", type="direct", passive=True), timeout=timeout)
+
+
+def close_channel(peer: Peer, ch: int) -> None:
+    """Orderly channel.close / close-ok."""
+    peer.call(ch, spec.ChannelClose(200, "amqpspec done", 0, 0), "channel.close-ok")
+
+
+def bodies(msgs: Iterable[Message]) -> list[bytes]:
+    return [m.body for m in msgs]
+
+
+def message_count(peer: Peer, ch: int, queue: str) -> tuple[int, int]:
+    """(message-count, consumer-count) of a passive queue.declare."""
+    reply = peer.call(ch, spec.QueueDeclare(queue=queue, passive=True), timeout=WAIT)
+    return reply.method.message_count, reply.method.consumer_count  # type: ignore[attr-defined]
+
+
+def wait_count(peer: Peer, ch: int, queue: str, wanted: int, timeout: float = WAIT) -> int:
+    """Polls the queue's message-count until it is ``wanted`` or ``timeout`` passes; returns the last count.
+
+    For effects a broker may apply asynchronously (a requeue after nack, an enqueue after commit
+    seen from another connection); a correct broker is done at the first poll or soon after.
+    """
+    until = time.monotonic() + timeout
+    pause = 0.02
+    while True:
+        count, _ = message_count(peer, ch, queue)
+        if count == wanted or time.monotonic() >= until:
+            return count
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)

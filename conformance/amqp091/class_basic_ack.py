@@ -15,14 +15,15 @@ from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer, UnexpectedReply
 from amqpspec.verify import ChannelException, StaysOpen
-from amqpspec.wire.amqp091 import BodyFrame, FRAME_OVERHEAD, HeaderFrame, MethodFrame, spec
+from amqpspec.wire.amqp091 import FRAME_OVERHEAD, BodyFrame, HeaderFrame, MethodFrame, spec
 
 from ._common import QUICK_WINDOW
-from ._model import WAIT, Message, declare_queue, publish
-from .class_basic import (
-    QUIET, Gathered, close_channel, gather, gather_until, get_eventually, get_message, is_close,
-    method_on, messages, next_item, publish_n, react, shown, start_consumer, wait_queued,
+from ._content import (
+    QUIET, Gathered, gather, gather_until, get_eventually, get_message, messages, next_item, publish_n, shown,
+    start_consumer, wait_queued,
 )
+from ._model import WAIT, Message, close_channel, declare_queue, publish
+from ._replies import is_close, method_on, react
 
 EXISTS = ("amqp091:basic.ack.multiple/exists",)
 REDELIVERED = ("amqp091:domain.redelivered/implementation",)

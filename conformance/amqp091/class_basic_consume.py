@@ -12,16 +12,14 @@ from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import ChannelException, ConnectionException, StaysOpen
-from amqpspec.wire.amqp091 import BodyFrame, FRAME_OVERHEAD, HeaderFrame, MethodFrame, spec
+from amqpspec.wire.amqp091 import FRAME_OVERHEAD, BodyFrame, HeaderFrame, MethodFrame, spec
 
+from ._basic_text import EXCHANGE_FIELD_DOC, REDELIVERED_DOC, ROUTING_KEY_DOC
 from ._common import REACTION_WINDOW
-from ._model import WAIT, declare_queue, publish
-from .class_basic import (
-    EXCHANGE_FIELD_DOC, QUIET, REDELIVERED_DOC, ROUTING_KEY_DOC, Answered, bodies, close_channel,
-    gather, gather_until, is_close, method_on, next_item, publish_n, queue_count, react, shown, start_consumer,
-    wait_queued,
-)
-from .s4_2_6_content_framing import VALID_TYPES, Message as RawMessage, all_properties, compare_properties
+from ._content import QUIET, gather, gather_until, next_item, publish_n, queue_count, shown, start_consumer, wait_queued
+from ._model import WAIT, bodies, close_channel, declare_queue, publish
+from ._raw_content import VALID_TYPES, Message as RawMessage, all_properties, compare_properties
+from ._replies import Answered, is_close, method_on, react
 
 GENERATED_TAG_DOC = ("Specifies the identifier for the consumer. The consumer tag is local to a channel, so two "
                      "clients can use the same consumer tags. If this field is empty the server will generate a "

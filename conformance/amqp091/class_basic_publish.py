@@ -15,11 +15,10 @@ from amqpspec.clauses import Level
 from amqpspec.verify import ChannelException, StaysOpen
 from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
+from ._basic_text import EXCHANGE_FIELD_DOC, ROUTING_KEY_DOC
+from ._content import gather, get_message, messages, start_consumer, wait_queued
 from ._model import Message, declare_exchange, declare_queue, publish
-from .class_basic import (
-    EXCHANGE_FIELD_DOC, ROUTING_KEY_DOC, gather, get_message, is_close, messages, react, start_consumer,
-    wait_queued,
-)
+from ._replies import is_close, react
 
 MANDATORY_DOC = ("This flag tells the server how to react if the message cannot be routed to a queue. If this flag "
                  "is set, the server will return an unroutable message with a Return method. If this flag is zero, "

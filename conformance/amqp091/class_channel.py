@@ -13,8 +13,8 @@ from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import ConnectionException, Replies, Verifier, code_name
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._common import QUICK_WINDOW, REACTION_WINDOW, with_channel
-from .class_connection import DISCARD_WINDOW, is_method
+from ._common import DISCARD_WINDOW, QUICK_WINDOW, REACTION_WINDOW, with_channel
+from ._replies import is_method
 
 CHANNEL_ERROR = ("channel-error (504): The client attempted to work with a channel that had not been "
                  "correctly opened. This most likely indicates a fault in the client layer.")

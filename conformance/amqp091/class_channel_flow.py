@@ -22,8 +22,8 @@ from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import Replies, Verifier
 from amqpspec.wire.amqp091 import spec
 
-from ._model import WAIT, declare_queue, fence, publish, quiet, receive
-from .class_tx import answer, message_count
+from ._model import WAIT, declare_queue, fence, message_count, publish, quiet, receive
+from ._replies import answer
 
 FLOW_DOC = ("This method asks the peer to pause or restart the flow of content data sent by a consumer. [...] "
             "It does not affect contents returned by Basic.Get-Ok methods.")

@@ -6,69 +6,26 @@ close the socket without sending any further data, and the tune-ok rules ask the
 ("close the connection without attempting a negotiated close"). Once a close has been
 sent, the close/stability rule says everything but Close and Close-Ok is discarded.
 
-Some helpers here (``start_ok``, ``after_tune``, ``is_method``, ``any_frame``) are also used by
-the channel, 2.2.4 and 2.3.7 modules.
+The negotiation helpers (``start_ok``, ``after_tune``) are in ``_negotiation``, shared with 2.2.4;
+the stop predicates (``is_method``, ``any_frame``) in ``_replies``.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from amqpspec.case import Context, case, close_info
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp091 import Observation, Peer, client_properties, sasl_plain
+from amqpspec.peer.amqp091 import Observation, Peer, client_properties
 from amqpspec.verify import ConnectionException, Replies, SilentClose, Verifier, code_name
-from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame, spec, to_plain
+from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
-from ._common import QUICK_WINDOW, REACTION_WINDOW, after_start
+from ._common import DISCARD_WINDOW, QUICK_WINDOW, REACTION_WINDOW, after_start
+from ._negotiation import after_tune, offered_mechanisms, start_ok
+from ._replies import Stop, any_frame, is_method
 
 FRAME_MIN_SIZE = spec.FRAME_MIN_SIZE  # 4096
 NEGOTIATION = "amqp091:2.2.4/1"
-DISCARD_WINDOW = 1.0  # time for a wrongful reply to a method sent after a close, before close-ok
 
 
 # ---------------------------------------------------------------------------------- helpers
-def offered_mechanisms(peer: Peer) -> list[str]:
-    start = peer.negotiated.start
-    raw = start.mechanisms if start is not None else b""
-    if isinstance(raw, (bytes, bytearray)):
-        raw = bytes(raw).decode("utf-8", "replace")
-    return str(raw or "").split()
-
-
-def start_ok(ctx: Context, peer: Peer, *, properties: dict[str, Any] | None = None, mechanism: str | None = None,
-             response: bytes | None = None, locale: str = "en_US") -> MethodFrame:
-    """The start-ok a correct client would send (PLAIN with the target's credentials), with overrides."""
-    offered = offered_mechanisms(peer)
-    mech = mechanism or ("PLAIN" if "PLAIN" in offered or not offered else offered[0])
-    if response is None:
-        response = sasl_plain(ctx.target.username, ctx.target.password.reveal())
-    return MethodFrame(0, spec.ConnectionStartOk(client_properties() if properties is None else properties,
-                                                 mech, response, locale))
-
-
-def after_tune(ctx: Context) -> tuple[Peer, spec.ConnectionTune]:
-    """A connection whose broker has sent connection.tune and awaits tune-ok."""
-    peer = ctx.connect(handshake=False)
-    n = peer.handshake(upto="tune")
-    assert n.tune is not None
-    return peer, n.tune
-
-
-Stop = Callable[[object], bool]
-
-
-def is_method(*names: str) -> Stop:
-    """Stop predicate for Peer.observe: one of the named methods arrived."""
-    return lambda item: isinstance(item, MethodFrame) and item.method.NAME in names
-
-
-def any_frame(item: object) -> bool:
-    """Stop predicate for silent-close checks: any frame decides the verdict (it is already
-    "further data"); after a connection.close we still wait for the socket close, for the evidence."""
-    if isinstance(item, MethodFrame) and item.method.NAME == "connection.close":
-        return False
-    return not isinstance(item, HeartbeatFrame)
-
 
 class NotOpened(Verifier):
     """The broker refuses to open the connection: no connection.open-ok, and the connection

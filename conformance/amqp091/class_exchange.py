@@ -12,23 +12,26 @@ Some rules of the XML disagree: redeclaring with another type is a connection ex
 by the "typed" rule and a channel exception by the "equivalent" rule (the errata, section 6,
 call the typed rule superfluous); such cases accept both and cite both.
 
-The helpers at the top are shared with ``s3_1_3_exchanges`` and ``ext_exchange_bind``.
+The helpers these cases share with ``s3_1_3_exchanges`` and ``ext_exchange_bind`` are in ``_exchange``.
 """
 from __future__ import annotations
 
-import time
 import uuid
-from typing import Any, Callable
+from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp091 import Observation, Peer
-from amqpspec.verify import ChannelException, ConnectionException, Replies, Verifier
-from amqpspec.wire.amqp091 import MethodFrame, spec
+from amqpspec.peer.amqp091 import Observation
+from amqpspec.verify import ChannelException, ConnectionException, Replies
+from amqpspec.wire.amqp091 import spec
 from amqpspec.wire.amqp091.base import Method
 
-from ._common import QUICK_WINDOW, REACTION_WINDOW, with_channel
-from ._model import WAIT, bind, declare_exchange, declare_queue, get, publish, unique
+from ._common import with_channel
+from ._exchange import (
+    body_for, check_instance, collect_until, exchange_exists, existence_text, refused, routed, type_supported,
+)
+from ._model import WAIT, bind, declare_exchange, declare_queue, publish, unique
+from ._replies import answer_channel_close, attempt
 
 # ------------------------------------------------------------------------------- spec texts
 PRECONDITION_FAILED = ("precondition-failed (406): The client requested a method that was not allowed because "
@@ -54,104 +57,6 @@ TYPED = ("amqp091:exchange.declare.type/typed", "amqp091:exchange.declare.passiv
 
 
 # ------------------------------------------------------------------------------- helpers
-
-def reply_or_close(channel: int, names: tuple[str, ...]) -> Callable[[Any], bool]:
-    """Stop predicate: one of ``names`` or channel.close on ``channel``, or connection.close."""
-    def stop(item: Any) -> bool:
-        if not isinstance(item, MethodFrame):
-            return False
-        if item.method.NAME == "connection.close":
-            return True
-        return item.channel == channel and item.method.NAME in names + ("channel.close",)
-    return stop
-
-
-def attempt(peer: Peer, ch: int, method: Method, window: float = REACTION_WINDOW) -> Observation:
-    """Sends a synchronous method and observes until its reply, a close of the channel, or a
-    connection.close (answered with close-ok by the peer)."""
-    peer.send(MethodFrame(ch, method))
-    return peer.observe(window, stop=reply_or_close(ch, tuple(method.RESPONSES)))
-
-
-def answer_channel_close(peer: Peer, ch: int, obs: Observation) -> None:
-    """A correct client answers the broker's channel.close, so the connection can go on."""
-    if obs.channel_close(ch) is not None and obs.connection_close is None and not obs.closed:
-        peer.send(MethodFrame(ch, spec.ChannelCloseOk()))
-
-
-def refused(channel: int) -> Verifier:
-    """Any exception: a channel exception on ``channel`` or a connection exception."""
-    return ChannelException(channel=channel) | ConnectionException()
-
-
-def exchange_exists(ctx: Context, name: str, peer: Peer | None = None) -> bool | None:
-    """Passive exchange.declare on a fresh channel: True (declare-ok), False (channel.close 404),
-    None for anything else (e.g. refused with another code). A new connection unless ``peer``."""
-    if peer is None or peer.close_ok_sent or peer.link.closed:
-        peer = ctx.connect()
-    ch = peer.open_channel()
-    obs = attempt(peer, ch, spec.ExchangeDeclare(exchange=name, type="direct", passive=True), QUICK_WINDOW)
-    answer_channel_close(peer, ch, obs)
-    if obs.methods("exchange.declare-ok", ch):
-        return True
-    close = obs.channel_close(ch)
-    if close is not None and close.reply_code == 404:
-        return False
-    return None
-
-
-def existence_text(found: bool | None) -> str:
-    return {True: "passive declare answered with declare-ok: the exchange exists",
-            False: "passive declare refused with 404: the exchange does not exist"}.get(
-        found, "passive declare answered neither declare-ok nor 404")
-
-
-def type_supported(ctx: Context, type: str) -> bool:
-    """Whether the broker creates an exchange of this type (a private one, registered for deletion)."""
-    peer, ch = with_channel(ctx)
-    name = unique(ctx, "t")
-    ctx.will_delete("exchange", name)
-    obs = attempt(peer, ch, spec.ExchangeDeclare(exchange=name, type=type), QUICK_WINDOW)
-    return bool(obs.methods("exchange.declare-ok", ch))
-
-
-def body_for(ctx: Context, label: str) -> bytes:
-    return f"amqpspec {ctx.spec.id} {label} {uuid.uuid4().hex[:8]}".encode()
-
-
-def collect_until(peer: Peer, ch: int, queue: str, marker: bytes, timeout: float = WAIT,
-                  settle: float = 0.0) -> tuple[list[bytes], bool]:
-    """basic.get on ``queue`` until the message whose body is ``marker`` arrives (polling on
-    get-empty); returns the bodies got, and whether the marker came. With ``settle``, keeps
-    polling that long after the marker, for copies arriving late (duplicate checks)."""
-    bodies: list[bytes] = []
-    seen = False
-    until = time.monotonic() + timeout
-    settle_until: float | None = None
-    while True:
-        now = time.monotonic()
-        if (settle_until is not None and now >= settle_until) or now >= until:
-            break
-        message = get(peer, ch, queue)
-        if message is None:
-            if seen and settle_until is None:
-                break
-            time.sleep(0.02)
-            continue
-        bodies.append(message.body)
-        if message.body == marker and not seen:
-            seen = True
-            if settle <= 0:
-                break
-            settle_until = time.monotonic() + settle
-    return bodies, seen
-
-
-def routed(peer: Peer, ch: int, queue: str, body: bytes, timeout: float = WAIT) -> bool:
-    """Whether the message with this body reaches ``queue`` (within ``timeout``)."""
-    return collect_until(peer, ch, queue, body, timeout)[1]
-
-
 def check_reply(ctx: Context, obs: Observation, ch: int, reply: str, **kwargs: Any) -> bool:
     return ctx.check(obs, Replies(reply, channel=ch), **kwargs)
 
@@ -198,22 +103,6 @@ def recommended_type_headers(ctx: Context) -> None:
 
 
 # ------------------------------------------------------------------------------- pre-declared instances
-def check_instance(ctx: Context, exchange: str, clauses: tuple[str, ...]) -> None:
-    """The required-instances scenario: a passive declare of the instance, then a temporary
-    queue bound to it (with a routing key of its own, so no other client's message reaches it)."""
-    peer, ch = with_channel(ctx)
-    obs = attempt(peer, ch, spec.ExchangeDeclare(exchange=exchange, type="direct", passive=True))
-    if not ctx.check(obs, Replies("exchange.declare-ok", channel=ch), clauses=clauses,
-                     what=f"{exchange} exists (passive exchange.declare answered with declare-ok)"):
-        return
-    queue = declare_queue(ctx, peer, ch, exclusive=True, auto_delete=True)
-    obs = attempt(peer, ch, spec.QueueBind(queue=queue, exchange=exchange, routing_key=unique(ctx, "k"),
-                                            arguments={"x-match": "all", "amqpspec": "never"}
-                                            if exchange in ("amq.headers", "amq.match") else {}))
-    ctx.check(obs, Replies("queue.bind-ok", channel=ch), clauses=clauses, sets_close=False,
-              what=f"a temporary queue can be bound to {exchange}")
-
-
 @case("amqp091/exchange/required-instance-amq-direct", title="amq.direct is pre-declared and a queue can bind to it",
       clauses=("amqp091:exchange/required-instances", "amqp091:3.1.3.1/1"))
 def instance_amq_direct(ctx: Context) -> None:

@@ -16,23 +16,25 @@ side is stated without one (or only by the rule's on-failure code), the check we
 guideline (SHOULD) and quotes the sentence it checks. The errata (sections 5-9) are RabbitMQ's
 reading: they inform the accepted sets, never the expectation.
 
-The helpers at the top are shared with the bindings, topic and headers modules.
+The helpers these cases share with the bindings module (queue lookups, the not-found cases of
+every method that names a queue) are in ``_queue``.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp091 import Observation, Peer, UnexpectedReply
-from amqpspec.verify import ChannelException, ConnectionException, Replies, StaysOpen, code_name
+from amqpspec.peer.amqp091 import Peer, UnexpectedReply
+from amqpspec.verify import ChannelException, ConnectionException, Replies, StaysOpen
 from amqpspec.wire.amqp091 import MethodFrame, spec
 from amqpspec.wire.amqp091.base import Method
 
 from ._common import QUICK_WINDOW, REACTION_WINDOW, with_channel
-from ._model import Message, consume, declare_queue, fence, get, publish, quiet, receive, unique
+from ._model import Message, bodies, consume, declare_queue, fence, get, publish, quiet, receive, unique
+from ._queue import Lookup, drain, lookup, missing_queue_case, no_queue_name_case, reply_of
+from ._replies import attempt, ok_or_close, reopen
 
 # How long a deletion the spec does not time (exclusive queue after its connection closed,
 # auto-delete queue after its last consumer) may take before we call it "not deleted".
@@ -91,63 +93,6 @@ REPLY_QUEUE_2_1_5_2 = ("Reply queues are usually temporary, with server-assigned
 
 
 # ---------------------------------------------------------------------------------- helpers
-def answered(ch: int, replies: tuple[str, ...]) -> Callable[[Any], bool]:
-    """Stop predicate: the reply to a method on ``ch``, its channel.close, or a connection.close."""
-    def stop(item: Any) -> bool:
-        if not isinstance(item, MethodFrame):
-            return False
-        name = item.method.NAME
-        return name == "connection.close" or (item.channel == ch and (name in replies or name == "channel.close"))
-    return stop
-
-
-def attempt(peer: Peer, ch: int, method: Method, window: float = REACTION_WINDOW) -> Observation:
-    """Sends ``method`` on ``ch`` and observes up to its reply or an exception."""
-    peer.send(MethodFrame(ch, method))
-    return peer.observe(window, stop=answered(ch, tuple(method.RESPONSES)))
-
-
-def reopen(peer: Peer, obs: Observation, ch: int) -> int:
-    """After an observation that may have closed ``ch``: answers the close, returns a usable channel."""
-    if obs.channel_close(ch) is not None:
-        peer.send(MethodFrame(ch, spec.ChannelCloseOk()))
-        return peer.open_channel()
-    return ch
-
-
-def reply_of(obs: Observation, name: str, ch: int) -> Any:
-    found = obs.methods(name, ch)
-    return found[0].method if found else None
-
-
-@dataclass
-class Lookup:
-    """What a passive queue.declare said about a queue."""
-
-    ok: Any              # the queue.declare-ok, or None
-    code: int | None     # reply code of the channel.close when refused
-    channel: int         # a usable channel afterwards (a refusal closed the one used)
-    observed: str
-
-    @property
-    def exists(self) -> bool:
-        return self.ok is not None
-
-    @property
-    def gone(self) -> bool:
-        return self.code == 404
-
-
-def lookup(peer: Peer, ch: int, name: str) -> Lookup:
-    """Passive queue.declare of ``name`` on ``ch``; a refusal is answered and a new channel opened."""
-    obs = attempt(peer, ch, spec.QueueDeclare(queue=name, passive=True), QUICK_WINDOW)
-    ok = reply_of(obs, "queue.declare-ok", ch)
-    close = obs.channel_close(ch)
-    if ok is None and close is None:
-        raise UnexpectedReply("queue.declare-ok or channel.close", None, obs)
-    return Lookup(ok, close.reply_code if close is not None else None, reopen(peer, obs, ch), obs.describe())
-
-
 def wait_gone(peer: Peer, ch: int, name: str, within: float = DELETION_WINDOW) -> Lookup:
     """Looks the queue up until it is reported not found (404) or ``within`` seconds pass."""
     until = time.monotonic() + within
@@ -164,81 +109,6 @@ def cancel_all(peer: Peer, consumers: list[tuple[int, str]]) -> None:
     else, and some brokers mishandle connections closing with consumers on exclusive queues)."""
     for ch, tag in consumers:
         peer.call(ch, spec.BasicCancel(consumer_tag=tag))
-
-
-def drain(peer: Peer, ch: int, queue: str, limit: int = 64) -> list[Message]:
-    """basic.get (no-ack) until get-empty: everything ready in the queue."""
-    got: list[Message] = []
-    while len(got) < limit:
-        msg = get(peer, ch, queue)
-        if msg is None:
-            break
-        got.append(msg)
-    return got
-
-
-def bodies(msgs: list[Message]) -> list[bytes]:
-    return [m.body for m in msgs]
-
-
-def ok_or_close(obs: Observation, reply: str, ch: int) -> str:
-    if obs.methods(reply, ch):
-        return reply
-    close = obs.connection_close or obs.channel_close(ch)
-    if close is not None:
-        return f"{'connection' if obs.connection_close else 'channel'}.close {code_name(close.reply_code)}"
-    return obs.describe()
-
-
-# Where a queue name is missing (no queue declared on the channel): the rules' on-failure is
-# not-found; the queue-name domain says 502 "channel exception", errata 18 a connection exception.
-NO_QUEUE_NAME = ChannelException(404, 502) | ConnectionException(502)
-
-
-def no_queue_name_case(method_name: str, make: Callable[[], Method], clause: str) -> None:
-    slug = method_name.split(".")[1]
-
-    def run(ctx: Context) -> None:
-        peer, ch = with_channel(ctx)
-        obs = attempt(peer, ch, make())
-        verifier = NO_QUEUE_NAME if method_name != "queue.unbind" else NO_QUEUE_NAME | ConnectionException()
-        ctx.check(obs, verifier)
-
-    run.__name__ = f"{slug}_queue_known"
-    run.__doc__ = (f"Opens a channel and, without declaring any queue on it, sends {method_name} with an empty queue "
-                   "name. The rule's on-failure is not-found (channel.close 404); the queue-name domain says "
-                   "502 (syntax error), a channel exception there and a connection exception per errata 18: "
-                   "channel.close 404 or 502, or connection.close 502 pass"
-                   + (" (and any connection exception, queue.unbind/01)." if method_name == "queue.unbind" else "."))
-    clauses = (clause, "amqp091:queue.unbind/01") if method_name == "queue.unbind" else (clause,)
-    case(f"amqp091/{method_name}.queue/queue-known",
-         title=f"{method_name} with an empty queue name and no queue declared on the channel is refused (404/502)",
-         clauses=clauses)(run)
-
-
-def missing_queue_case(method_name: str, make: Callable[[str], Method], clause: str) -> None:
-    slug = method_name.split(".")[1]
-
-    def run(ctx: Context) -> None:
-        peer, ch = with_channel(ctx)
-        name = unique(ctx, "missing")
-        ctx.will_delete("queue", name)  # in case the broker creates it
-        obs = attempt(peer, ch, make(name))
-        if method_name == "queue.unbind":
-            ctx.check(obs, ChannelException(404, channel=ch) | ConnectionException())
-        else:
-            ctx.check(obs, ChannelException(404, channel=ch))
-
-    run.__name__ = f"{slug}_must_exist"
-    extra = (" A connection exception also passes: \"If a unbind fails, the server MUST raise a connection "
-             "exception\" (queue.unbind/01)." if method_name == "queue.unbind" else "")
-    run.__doc__ = (f"Sends {method_name} naming a queue that was never declared. The rule's on-failure is "
-                   f"not-found: channel.close 404 passes.{extra}")
-    clauses = (clause, "amqp091:queue.unbind/01") if method_name == "queue.unbind" else (clause,)
-    outcome = ("is refused (404, or a connection exception)" if method_name == "queue.unbind"
-               else "is channel exception 404")
-    case(f"amqp091/{method_name}.queue/must-exist",
-         title=f"{method_name} of a queue that does not exist {outcome}", clauses=clauses)(run)
 
 
 # ---------------------------------------------------------------------------------- queue.declare

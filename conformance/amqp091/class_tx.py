@@ -14,22 +14,21 @@ transacted channel, this check MUST be done immediately" is checked with basic.a
 The three class rules (not-multiple-queues, not-immediate, not-mandatory) tell
 applications what not to rely on; they have no server side to test.
 
-The small helpers at the top are shared with the channel.flow and RabbitMQ extension
-modules (confirms, basic.nack, consumer cancel notify, direct reply-to).
+The helpers these cases share with the channel.flow and RabbitMQ extension modules (confirms,
+basic.nack, consumer cancel notify, direct reply-to) are in ``_replies``, ``_model`` and ``_tx``.
 """
 from __future__ import annotations
 
-import time
-from typing import Callable
-
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp091 import Observation, Peer
+from amqpspec.peer.amqp091 import Peer
 from amqpspec.verify import ChannelException, ConnectionException, Replies, StaysOpen
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._common import QUICK_WINDOW, REACTION_WINDOW
-from ._model import WAIT, declare_queue, fence, get, publish
+from ._common import QUICK_WINDOW
+from ._model import WAIT, close_channel, declare_queue, fence, get, publish, wait_count
+from ._replies import after_async, answer, on_channel
+from ._tx import tx_select
 
 # ---------------------------------------------------------------------------------- spec text
 PUBLISH_DOC = ("This method publishes a message to a specific exchange. The message will be routed to queues as "
@@ -56,53 +55,9 @@ SELECT_OK_DOC = ("This method confirms to the client that the channel was succes
                  "transactions.")
 NOT_IMPLEMENTED = ("not-implemented (540): The client tried to use functionality that is not implemented in the "
                    "server.")
-SELECT_WINDOW = 1.0  # a broker with transactions answers tx.select at once
 
 
 # ---------------------------------------------------------------------------------- helpers
-def on_channel(ch: int, *names: str) -> Callable[[object], bool]:
-    """Stop predicate: one of ``names`` (or channel.close) on ``ch``, or any connection.close."""
-    wanted = set(names) | {"channel.close"}
-    return lambda item: isinstance(item, MethodFrame) and (
-        (item.channel == ch and item.method.NAME in wanted) or item.method.NAME == "connection.close")
-
-
-def answer(peer: Peer, ch: int, method: object, *replies: str, window: float = REACTION_WINDOW) -> Observation:
-    """Sends a synchronous method and observes until its reply, a close, or the window's end."""
-    peer.send(MethodFrame(ch, method))  # type: ignore[arg-type]
-    return peer.observe(window, stop=on_channel(ch, *(replies or method.RESPONSES)))  # type: ignore[attr-defined]
-
-
-def after_async(peer: Peer, ch: int, *frames: MethodFrame, window: float = REACTION_WINDOW) -> Observation:
-    """Sends asynchronous frames on ``ch``, then probes the same channel: the probe's reply proves
-    everything before it was processed without an exception on that channel."""
-    if frames:
-        peer.send(*frames)
-    return peer.observe(window, probe_channel=ch, stop=on_channel(ch))
-
-
-def message_count(peer: Peer, ch: int, queue: str) -> tuple[int, int]:
-    """(message-count, consumer-count) of a passive queue.declare."""
-    reply = peer.call(ch, spec.QueueDeclare(queue=queue, passive=True), timeout=WAIT)
-    return reply.method.message_count, reply.method.consumer_count  # type: ignore[attr-defined]
-
-
-def wait_count(peer: Peer, ch: int, queue: str, wanted: int, timeout: float = WAIT) -> int:
-    """Polls the queue's message-count until it is ``wanted`` or ``timeout`` passes; returns the last count.
-
-    For effects a broker may apply asynchronously (a requeue after nack, an enqueue after commit
-    seen from another connection); a correct broker is done at the first poll or soon after.
-    """
-    until = time.monotonic() + timeout
-    pause = 0.02
-    while True:
-        count, _ = message_count(peer, ch, queue)
-        if count == wanted or time.monotonic() >= until:
-            return count
-        time.sleep(pause)
-        pause = min(pause * 2, 0.2)
-
-
 def drain(peer: Peer, ch: int, queue: str, limit: int = 20) -> list[bytes]:
     """Bodies of the messages in ``queue`` (basic.get no-ack until get-empty)."""
     bodies: list[bytes] = []
@@ -112,20 +67,6 @@ def drain(peer: Peer, ch: int, queue: str, limit: int = 20) -> list[bytes]:
             break
         bodies.append(msg.body)
     return bodies
-
-
-def close_channel(peer: Peer, ch: int) -> None:
-    """Orderly channel.close / close-ok."""
-    peer.call(ch, spec.ChannelClose(200, "amqpspec done", 0, 0), "channel.close-ok", timeout=WAIT)
-
-
-def tx_select(ctx: Context, peer: Peer, ch: int) -> None:
-    """tx.select; skips the case when the broker does not answer select-ok (transactions are a
-    SHOULD for servers; ``amqp091/tx.select/select-ok`` checks the answer itself)."""
-    obs = answer(peer, ch, spec.TxSelect(), "tx.select-ok", window=SELECT_WINDOW)
-    if not obs.methods("tx.select-ok", ch):
-        ctx.skip(f"tx.select was not answered with select-ok ({obs.describe()}): no transactions to test "
-                 "(see amqp091/tx.select/select-ok)")
 
 
 # ---------------------------------------------------------------------------------- select

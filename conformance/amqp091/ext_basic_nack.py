@@ -23,8 +23,8 @@ from amqpspec.peer.base import Closed
 from amqpspec.verify import ChannelException, StaysOpen
 from amqpspec.wire.amqp091 import BodyFrame, HeaderFrame, MethodFrame, spec
 
-from ._model import WAIT, declare_queue, get, publish, receive
-from .class_tx import after_async, close_channel, wait_count
+from ._model import WAIT, close_channel, declare_queue, get, publish, receive, wait_count
+from ._replies import after_async
 
 NACK = ("basic.nack",)
 EXISTS = "rabbitmq091:basic.nack.multiple/exists"

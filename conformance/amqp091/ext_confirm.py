@@ -25,8 +25,9 @@ from amqpspec.verify import ChannelException, ConnectionException, Replies
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from ._common import QUICK_WINDOW, REACTION_WINDOW
-from ._model import Message, bind, declare_exchange, declare_queue, publish, read_content, unique
-from .class_tx import answer, message_count, tx_select
+from ._model import Message, bind, declare_exchange, declare_queue, message_count, publish, read_content, unique
+from ._replies import answer
+from ._tx import tx_select
 
 CONFIRMS = ("publisher_confirms",)
 ALL_ACKED = "rabbitmq091:confirm/all-messages-acknowledged"

@@ -22,7 +22,7 @@ from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from ._common import QUICK_WINDOW
 from ._model import WAIT, declare_queue
-from .class_tx import after_async, answer, on_channel
+from ._replies import after_async, answer, on_channel
 
 NOTIFY = ("consumer_cancel_notify",)
 SENT_BY_SERVER = ("It may also be sent from the server to the client in the event of the consumer being unexpectedly "

@@ -26,8 +26,8 @@ from amqpspec.verify import ChannelException, ConnectionException, Replies, Stay
 from amqpspec.wire.amqp091 import spec
 
 from ._common import QUICK_WINDOW
-from ._model import WAIT, Message, declare_queue, get, publish, receive
-from .class_tx import after_async, answer, wait_count
+from ._model import WAIT, Message, declare_queue, get, publish, receive, wait_count
+from ._replies import after_async, answer
 
 DRT = ("direct_reply_to",)
 REPLY_TO = "amq.rabbitmq.reply-to"

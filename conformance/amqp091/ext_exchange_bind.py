@@ -30,10 +30,9 @@ from amqpspec.verify import ChannelException, ConnectionException, Replies
 from amqpspec.wire.amqp091 import spec
 
 from ._common import with_channel
+from ._exchange import body_for, collect_until, exchange_exists, existence_text, refused, type_supported
 from ._model import bind, declare_exchange, declare_queue, publish, unique
-from .class_exchange import (
-    answer_channel_close, attempt, body_for, collect_until, exchange_exists, existence_text, refused, type_supported,
-)
+from ._replies import answer_channel_close, attempt
 
 E2E = ("exchange_exchange_bindings",)
 BIND_DOC = "This method binds an exchange to an exchange."

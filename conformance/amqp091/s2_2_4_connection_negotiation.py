@@ -19,7 +19,8 @@ from amqpspec.wire.amqp091 import PROTOCOL_HEADER, MethodFrame, ProtocolHeader, 
 from amqpspec.wire.amqp091.frames import Sendable
 
 from ._common import REACTION_WINDOW, after_start
-from .class_connection import after_tune, any_frame, is_method, offered_mechanisms, start_ok
+from ._negotiation import after_tune, offered_mechanisms, start_ok
+from ._replies import any_frame, is_method
 
 NEGOTIATION = "amqp091:2.2.4/1"
 

@@ -11,7 +11,7 @@ from amqpspec.verify import ConnectionException, Replies
 from amqpspec.wire.amqp091 import HeaderFrame, MethodFrame, spec
 
 from ._common import QUICK_WINDOW, REACTION_WINDOW, with_channel
-from .class_connection import is_method
+from ._replies import is_method
 
 CLOSE_OK = "amqp091:2.3.7/2"
 

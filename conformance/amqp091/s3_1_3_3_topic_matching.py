@@ -19,7 +19,8 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 
-from .s3_1_5_bindings import check_routes, routing_table
+from ._routing import check_routes, routing_table
+
 
 WORDS = ("amqp091:3.1.3.3/1",)
 TOPIC = ("The topic exchange type works as follows: 1. A message queue binds to the exchange using a routing "

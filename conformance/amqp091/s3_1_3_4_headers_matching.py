@@ -17,7 +17,8 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 
-from .s3_1_5_bindings import check_routes, routing_table
+from ._routing import check_routes, routing_table
+
 
 ALL = ("'all' implies that all the other pairs must match the headers property of a message for that message to "
        "be routed (i.e. and AND match)")

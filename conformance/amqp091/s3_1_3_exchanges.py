@@ -22,11 +22,11 @@ from amqpspec.verify import ConnectionException, Replies
 from amqpspec.wire.amqp091 import spec
 
 from ._common import with_channel
-from ._model import bind, declare_exchange, declare_queue, publish, unique
-from .class_exchange import (
-    answer_channel_close, attempt, body_for, check_instance, collect_until, exchange_exists, existence_text,
-    refused, routed, type_supported,
+from ._exchange import (
+    body_for, check_instance, collect_until, exchange_exists, existence_text, refused, routed, type_supported,
 )
+from ._model import bind, declare_exchange, declare_queue, publish, unique
+from ._replies import answer_channel_close, attempt
 
 DIRECT = ("amqp091:3.1.3.1/1", "amqp091:exchange/required-types")
 DIRECT_ALGORITHM = ("The direct exchange type works as follows: 1. A message queue binds to the exchange using a "

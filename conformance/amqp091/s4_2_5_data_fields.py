@@ -20,7 +20,7 @@ from amqpspec.wire.amqp091 import RABBITMQ, SPEC, Dialect, FieldValue, MethodFra
 from amqpspec.wire.amqp091.base import Method
 
 from ._common import REACTION_WINDOW, with_channel
-from .s4_2_6_content_framing import (
+from ._raw_content import (
     INVALID_DATA, VALID_TYPES, Message, decode_headers, fetch, header_differences, not_delivered, note_close,
     publish, queue_for, refused,
 )

@@ -13,10 +13,11 @@ from amqpspec.case import Context, case
 from amqpspec.peer.amqp091 import UnexpectedReply
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._model import WAIT, bind, declare_exchange, declare_queue, publish
-from .class_basic import (
-    Gathered, gather, gather_until, get_all, get_message, method_on, publish_n, shown, start_consumer, wait_queued,
+from ._content import (
+    Gathered, gather, gather_until, get_all, get_message, publish_n, shown, start_consumer, wait_queued,
 )
+from ._model import WAIT, bind, declare_exchange, declare_queue, publish
+from ._replies import method_on
 
 SYNC = ("amqp091:4.6/1",)
 

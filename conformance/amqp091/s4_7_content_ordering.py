@@ -11,10 +11,8 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._model import WAIT, Message, bind, declare_exchange, declare_queue, publish
-from .class_basic import (
-    body, close_channel, gather, get_all, get_message, publish_n, shown, start_consumer, wait_queued,
-)
+from ._content import body, gather, get_all, get_message, publish_n, shown, start_consumer, wait_queued
+from ._model import WAIT, Message, bind, close_channel, declare_exchange, declare_queue, publish
 
 ORDER = ("amqp091:4.7/1",)
 
