@@ -21,6 +21,7 @@ truncation, wrong descriptors, fields of the wrong type, broken frame headers.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import struct
 from typing import Any
 
@@ -52,6 +53,12 @@ __all__ = [
 ]
 
 
+#: strategies are immutable, and building one (above all a recursive one) costs far more than
+#: drawing from it: the constructors below that targets call while drawing (inside flatmap,
+#: ``st.data()``, composites) build each distinct strategy once
+_cached = functools.lru_cache(maxsize=4096)
+
+
 # ----------------------------------------------------------------------------- scalars
 
 def _int_range(t: str) -> tuple[int, int]:
@@ -61,6 +68,7 @@ def _int_range(t: str) -> tuple[int, int]:
     return 0, 1 << (8 * widest.width)  # decimal32/64/128: the raw bits
 
 
+@_cached
 def _ints(t: str, lo: int, hi: int) -> SearchStrategy[Any]:
     cls = T._INT_CLASS[t]
     edges = sorted({lo, lo + 1, hi - 2, hi - 1, 0, 1, 255, 256} & set(range(lo, hi)) if hi - lo < 1 << 20 else
@@ -68,6 +76,7 @@ def _ints(t: str, lo: int, hi: int) -> SearchStrategy[Any]:
     return st.one_of(st.sampled_from(edges), st.integers(lo, hi - 1)).map(cls)
 
 
+@_cached
 def _text(max_octets: int, *, valid: bool) -> SearchStrategy[str]:
     s = st.text(st.characters(exclude_categories=("Cs",)), max_size=max_octets // 4)
     if valid:
@@ -76,6 +85,7 @@ def _text(max_octets: int, *, valid: bool) -> SearchStrategy[str]:
     return st.one_of(s, st.binary(max_size=max_octets).map(lambda b: b.decode("utf-8", T.SURROGATE)))
 
 
+@_cached
 def _symbol(max_octets: int, *, valid: bool) -> SearchStrategy[Symbol]:
     s = st.text(st.characters(max_codepoint=127, exclude_categories=("Cs",)), max_size=max_octets)
     if not valid:
@@ -83,6 +93,7 @@ def _symbol(max_octets: int, *, valid: bool) -> SearchStrategy[Symbol]:
     return s.map(Symbol)
 
 
+@_cached
 def primitive(t: str, *, valid_text: bool = True, max_octets: int = TEXT_MAX) -> SearchStrategy[Any]:
     """Any value of a scalar primitive type, in decoded form."""
     if t == "null":
@@ -108,6 +119,7 @@ def primitive(t: str, *, valid_text: bool = True, max_octets: int = TEXT_MAX) ->
     raise ValueError(f"no scalar strategy for {t!r}")
 
 
+@_cached
 def fitting(enc: Encoding, *, valid_text: bool = True) -> SearchStrategy[Any]:
     """Values that this one encoding can hold (a smalluint: 0..255; vbin8: up to 255 octets)."""
     if enc.zero_width:
@@ -126,6 +138,7 @@ def fitting(enc: Encoding, *, valid_text: bool = True) -> SearchStrategy[Any]:
     raise ValueError(f"fitting() is for scalar encodings, not {enc.name}")
 
 
+@_cached
 def hashable(*, valid_text: bool = True, types: tuple[str, ...] = SCALAR_TYPES) -> SearchStrategy[Any]:
     """Scalar values usable as map keys (NaN excluded, so keys compare equal to themselves)."""
     return st.one_of([primitive(t, valid_text=valid_text) for t in types])
@@ -133,6 +146,7 @@ def hashable(*, valid_text: bool = True, types: tuple[str, ...] = SCALAR_TYPES) 
 
 # ----------------------------------------------------------------------------- compound values
 
+@_cached
 def _array(element_types: tuple[str, ...], *, valid_text: bool, described: bool) -> SearchStrategy[Array]:
     @st.composite
     def build(draw: Any) -> Array:
@@ -145,12 +159,14 @@ def _array(element_types: tuple[str, ...], *, valid_text: bool, described: bool)
     return build()
 
 
+@_cached
 def _descriptor() -> SearchStrategy[Any]:
     """A descriptor the spec does not define (those decode to the generated classes)."""
     return st.one_of(st.integers(0, (1 << 64) - 1).map(ULong), _symbol(20, valid=True)).filter(
         lambda d: d not in spec.REGISTRY)
 
 
+@_cached
 def values(*, max_leaves: int = 12, valid_text: bool = True, described: bool = True,
            array_types: tuple[str, ...] = SCALAR_TYPES, key_types: tuple[str, ...] = SCALAR_TYPES) -> SearchStrategy[Any]:
     """Any AMQP value in decoded form: scalars, lists, maps, arrays, described values."""
@@ -169,6 +185,7 @@ def values(*, max_leaves: int = 12, valid_text: bool = True, described: bool = T
     return st.recursive(leaves, extend, max_leaves=max_leaves)
 
 
+@_cached
 def encoded_values(*, max_leaves: int = 10) -> SearchStrategy[Any]:
     """Values written with a random valid encoding at every level (``Encoded`` wrappers), so that
     decoding and re-encoding must remember each width to give the same octets back."""
@@ -251,15 +268,18 @@ def typed(value: Any) -> Any:
 described_types: tuple[type, ...] = spec.DESCRIBED
 
 
+@_cached
 def _simple_values() -> SearchStrategy[Any]:
     return st.one_of([primitive(t) for t in SCALAR_TYPES if t != "null"])
 
 
+@_cached
 def _map_for(field: Field) -> SearchStrategy[Any]:
     keys = _symbol(20, valid=True) if field.symbol_keys else st.one_of(_text(20, valid=True), hashable())
     return st.dictionaries(keys, _simple_values(), max_size=3).map(Map)
 
 
+@_cached
 def _of_type(t: str, field: Field, depth: int) -> SearchStrategy[Any]:
     if t == "map":
         return _map_for(field)
@@ -272,6 +292,7 @@ def _of_type(t: str, field: Field, depth: int) -> SearchStrategy[Any]:
     return primitive(t)
 
 
+@_cached
 def field_value(field: Field, depth: int = 0) -> SearchStrategy[Any]:
     """A valid value of one field (or None where the field may be absent)."""
     if field.choices is not None:
@@ -370,6 +391,7 @@ def _widest(kind: str) -> Encoding:
     return [e for e in T.BY_TYPE[kind] if not e.zero_width][-1]
 
 
+@_cached
 def lying(actual: int, bits: int = 32) -> SearchStrategy[int]:
     """A size or count of ``bits`` bits that is NOT ``actual``: off by one, zero, the maximum."""
     top = (1 << bits) - 1
@@ -378,6 +400,7 @@ def lying(actual: int, bits: int = 32) -> SearchStrategy[int]:
     return st.one_of(st.sampled_from(edges), st.integers(0, top).filter(lambda n: n != actual))
 
 
+@_cached
 def invalid_utf8(max_octets: int = 24) -> SearchStrategy[bytes]:
     """Octets that are not UTF-8 (a stray continuation, an overlong form, a surrogate, 0xFF)."""
     bad = st.sampled_from([b"\x80", b"\xc0\xaf", b"\xed\xa0\x80", b"\xe2\x82", b"\xff"])
@@ -385,6 +408,7 @@ def invalid_utf8(max_octets: int = 24) -> SearchStrategy[bytes]:
     return st.builds(lambda a, b, c: a + b + c, text, bad, text)
 
 
+@_cached
 def zero_width_array() -> SearchStrategy[Raw]:
     """An array of a zero-width element type (null, true, uint0, list0...) claiming far more
     elements than any decoder should materialise; its octets are a handful either way."""
@@ -398,6 +422,7 @@ def zero_width_array() -> SearchStrategy[Raw]:
     return st.builds(build, st.sampled_from(ZERO_WIDTH), st.booleans(), counts)
 
 
+@_cached
 def deep_nesting() -> SearchStrategy[Raw]:
     """Lists, arrays or described values nested past the decoder limit (``MAX_DEPTH``)."""
     lst, arr = _widest("list"), _widest("array")
@@ -418,6 +443,7 @@ def deep_nesting() -> SearchStrategy[Raw]:
                      st.integers(T.MAX_DEPTH + 1, 8 * T.MAX_DEPTH))
 
 
+@_cached
 def _variable_or_compound() -> SearchStrategy[tuple[Any, Encoding]]:
     """(value, its widest encoding) for types with a size field."""
     kinds = [k for k in T.BY_TYPE if T.BY_TYPE[k][-1].category in ("variable", "compound", "array")]
@@ -441,6 +467,7 @@ def _size_of(value: Any, enc: Encoding) -> tuple[int, int | None]:
     return size, count
 
 
+@_cached
 def malformed_value() -> SearchStrategy[Any]:
     """One AMQP value written wrong: a size or count that lies, a constructor that no type
     defines or that belongs to another type, a zero-width array claiming billions of elements,
@@ -471,6 +498,7 @@ def malformed_value() -> SearchStrategy[Any]:
     )
 
 
+@_cached
 def wrong_field(cls: type) -> SearchStrategy[Any]:
     """A valid instance of the composite ``cls`` with one field replaced: by a value of another
     type, by a malformed value, or -- for a mandatory field -- by null."""
@@ -486,6 +514,7 @@ def wrong_field(cls: type) -> SearchStrategy[Any]:
     return st.builds(change, composite(cls), st.data())
 
 
+@_cached
 def malformed_composite(cls: type) -> SearchStrategy[Any]:
     """The described type ``cls`` written wrong as a whole: another type's or an undefined
     descriptor, a size or count that lies, list0 holding fields, more elements than fields,
