@@ -138,6 +138,10 @@ class Peer(StreamPeer):
         self._queue: deque[Decoded] = deque()
         self._next_channel = 0
         self._next_handle: dict[int, int] = {}
+        self.begun: dict[int, spec.Begin] = {}    # our channel -> the broker's begin answering it (Peer.begin)
+        # called with each AMQP frame as it comes off the wire (not again when unread and re-read):
+        # how the session/link layer (peer/session10.py) keeps its counters whoever reads the frames
+        self.watchers: list[Callable[[AMQPFrame], None]] = []
 
     @classmethod
     def connect(cls, target: Target, transcript: Transcript, deadline: float) -> "Peer":
@@ -157,6 +161,14 @@ class Peer(StreamPeer):
         return ok
 
     # ------------------------------------------------------------------ receiving
+    def recv(self, timeout: float = 5.0) -> Any:
+        fresh = not self._queue
+        item = super().recv(timeout)
+        if fresh and self.watchers and isinstance(item, AMQPFrame):
+            for watch in list(self.watchers):
+                watch(item)
+        return item
+
     def _describe(self, item: Any) -> str:
         return describe(item)
 
@@ -291,14 +303,21 @@ class Peer(StreamPeer):
         self._next_channel += 1
         return ch
 
+    def reserve_channel(self, channel: int) -> None:
+        """Keeps :meth:`free_channel` (used by the liveness probe) off a channel a case chose itself."""
+        self._next_channel = max(self._next_channel, channel + 1)
+
     def begin(self, channel: int | None = None, *, incoming_window: int = WINDOW, outgoing_window: int = WINDOW,
               next_outgoing_id: int = 0, handle_max: int | None = None, timeout: float = 5.0) -> tuple[int, spec.Begin]:
-        """Begins a session; returns our channel and the broker's begin."""
+        """Begins a session; returns our channel and the broker's begin (the session/link layer,
+        peer/session10.py, keeps a session's numbers; this is the bare pair)."""
         ch = self.free_channel() if channel is None else channel
+        self.reserve_channel(ch)
         self.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=next_outgoing_id, incoming_window=incoming_window,
                                            outgoing_window=outgoing_window, handle_max=handle_max)))
         remote = self.await_frame("begin", match=lambda f: getattr(f.performative, "remote_channel", None) == ch,
                                   timeout=timeout)
+        self.begun[ch] = remote.performative
         return ch, remote.performative
 
     def free_handle(self, channel: int) -> int:

@@ -1,25 +1,36 @@
-"""Helpers shared by the AMQP 1.0 case modules: sessions, links, transfers, credit.
+"""What every AMQP 1.0 case module shares: waits, unique names, and the (peer, channel) helpers.
 
-They do the ordinary, correct thing so a case spends its lines on the step it checks.
-Addresses are plain unique names, which both RabbitMQ's 1.0 plugin (as a queue name) and
-the Qpid Proton example broker accept; queues a case creates on a broker that also speaks
-0-9-1 are registered for deletion.
+Sessions and links are the framework's (amqpspec.peer.session10); the functions taking a
+peer and a channel below are the older spelling of the same layer, kept for the case
+modules not yet written against Session / Sender / Receiver: each finds the layer's session
+of that channel (``session_of``) and its link of that handle, so counters stay right however
+a case mixes them. Addresses are plain unique names, which both RabbitMQ's 1.0 plugin (as a
+queue name) and the Qpid Proton example broker accept; they are registered for deletion.
 """
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 from amqpspec.case import Context
-from amqpspec.peer.amqp10 import Peer, performative_name
+from amqpspec.clauses import Level
+from amqpspec.peer.amqp10 import Observation, Peer, error_condition, performative_name
 from amqpspec.peer.base import Closed
-from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, spec, transfer_frames
+from amqpspec.peer.session10 import Delivery, Receiver, Sender, Session, begin, session_of
+from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, spec
 
 WAIT = 3.0               # seconds for something a correct broker sends at once
 REACTION_WINDOW = 5.0    # for a reaction that must come (a close after an error)
 
+STATE_ERRORS = (str(spec.AmqpError.ILLEGAL_STATE), str(spec.AmqpError.NOT_ALLOWED))
+STATE_ERROR_TEXT = ("amqp:illegal-state: The peer sent a frame that is not permitted in the current state. / "
+                    "amqp:not-allowed: The peer tried to use a frame in a manner that is inconsistent with the "
+                    "semantics defined in the specification.")
 
+Received = Delivery      # the name the case modules use for a delivery received
+
+
+# ---------------------------------------------------------------------------------------- names
 def address(ctx: Context, what: str = "q") -> str:
     """A node address unique to this case and run, registered for cleanup."""
     name = ctx.name(f"{what}{ctx.rng.getrandbits(24):06x}")
@@ -27,92 +38,131 @@ def address(ctx: Context, what: str = "q") -> str:
     return name
 
 
+def link_name(ctx: Context, what: str = "link") -> str:
+    """A link name unique to this case and run (link names identify links across connections, 2.6.1)."""
+    return ctx.name(f"{what}-{ctx.rng.getrandbits(32):08x}")
+
+
+def token(ctx: Context, what: str = "msg") -> str:
+    """A message body unique to this case and run, to recognise the message when it comes back."""
+    return f"{ctx.name(what)}-{ctx.rng.getrandbits(40):010x}"
+
+
+def tag(ctx: Context) -> bytes:
+    """A delivery-tag (8 random octets from the case's seeded generator)."""
+    return ctx.rng.getrandbits(64).to_bytes(8, "big")
+
+
+# ---------------------------------------------------------------------------------------- checks
+def record_error_condition(ctx: Context, obs: Observation, performative: str, conditions: tuple[str, ...], text: str,
+                           *, what: str, channel: int | None = None) -> None:
+    """The guideline check of an error condition the error definitions suggest, made only when a
+    ``performative`` (close, end, detach) with an error came: its absence is another check's failure."""
+    errors = [error_condition(f.performative) for f in obs.performatives(performative, channel)
+              if error_condition(f.performative)]
+    if not errors:
+        return
+    ctx.record(errors[0] in conditions, expected=f"{performative} with error {' or '.join(conditions)}",
+               observed=obs.describe(), what=what, level=Level.SHOULD, guideline=text)
+
+
+# ---------------------------------------------------------------------------------------- (peer, channel) spelling
 def session(ctx: Context, **handshake: Any) -> tuple[Peer, int]:
     """An open connection with one session; returns the peer and the session's channel."""
-    peer = ctx.connect(**handshake)
-    ch, _ = peer.begin()
-    return peer, ch
+    s = begin(ctx.connect(**handshake), timeout=5.0)
+    return s.peer, s.channel
 
 
 def sender(peer: Peer, ch: int, addr: str, *, name: str | None = None, settled: bool = False,
            timeout: float = WAIT) -> tuple[int, spec.Attach]:
     """Attaches a sending link to ``addr``; ``settled`` asks for sender-settle-mode settled."""
     mode = spec.SenderSettleMode.SETTLED if settled else None
-    h, remote = peer.attach(ch, name=name or f"snd-{uuid.uuid4().hex[:8]}", role=spec.Role.SENDER,
-                            source=spec.Source(), target=spec.Target(address=addr), snd_settle_mode=mode,
-                            timeout=timeout)
-    return h, remote  # type: ignore[return-value]
+    link = session_of(peer, ch).sender(addr, name=name or f"snd-{uuid.uuid4().hex[:8]}", snd_settle_mode=mode,
+                                       timeout=timeout)
+    return link.handle, link.remote
 
 
 def receiver(peer: Peer, ch: int, addr: str, *, name: str | None = None, credit: int | None = 10,
              timeout: float = WAIT, **source_fields: Any) -> tuple[int, spec.Attach]:
     """Attaches a receiving link from ``addr`` and (unless credit is None) grants credit."""
-    h, remote = peer.attach(ch, name=name or f"rcv-{uuid.uuid4().hex[:8]}", role=spec.Role.RECEIVER,
-                            source=spec.Source(address=addr, **source_fields), target=spec.Target(), timeout=timeout)
+    link = session_of(peer, ch).receiver(name=name or f"rcv-{uuid.uuid4().hex[:8]}",
+                                         source=spec.Source(address=addr, **source_fields), timeout=timeout)
     if credit is not None:
-        grant(peer, ch, h, credit)
-    return h, remote  # type: ignore[return-value]
+        link.grant(credit)
+    return link.handle, link.remote
 
 
-@dataclass
-class Deliveries:
-    """Counters for one session: what we sent, so transfers and flows carry correct numbers."""
-
-    next_outgoing_id: int = 0    # transfer-id: counts transfer FRAMES (2.5.6)
-    next_delivery_id: int = 0    # delivery-id: counts deliveries (messages)
-    delivery_count: dict[int, int] = field(default_factory=dict)   # per handle we send on
-    received_count: dict[int, int] = field(default_factory=dict)   # per handle we receive on
-
-
-_COUNTERS: dict[tuple[int, int], Deliveries] = {}
+def link_of(peer: Peer, ch: int, handle: int, role: bool) -> Sender | Receiver:
+    """The layer's link on ``handle``; a stand-in for one the case attached with a raw frame."""
+    s = session_of(peer, ch)
+    link = s.links.get(handle)
+    if link is None or link.role is not role:
+        link = Sender(s, "", handle) if role is spec.Role.SENDER else Receiver(s, "", handle)
+    return link  # type: ignore[return-value]
 
 
-def counters(peer: Peer, ch: int) -> Deliveries:
-    return _COUNTERS.setdefault((id(peer), ch), Deliveries())
+class _Received(dict):
+    """received_count[handle] = n sets the delivery-count of our receiving link ``handle``."""
+
+    def __init__(self, s: Session) -> None:
+        super().__init__()
+        self.s = s
+
+    def __setitem__(self, handle: int, count: int) -> None:
+        super().__setitem__(handle, count)
+        link = self.s.links.get(handle)
+        if isinstance(link, Receiver):
+            link.delivery_count = count
+
+
+class Counters:
+    """The session's numbers under the names the case modules used (transfer ids, delivery ids)."""
+
+    def __init__(self, s: Session) -> None:
+        self.s = s
+        self.received_count = _Received(s)
+
+    @property
+    def next_outgoing_id(self) -> int:
+        return self.s.next_outgoing_id
+
+    @next_outgoing_id.setter
+    def next_outgoing_id(self, value: int) -> None:
+        self.s.next_outgoing_id = value
+
+    @property
+    def next_delivery_id(self) -> int:
+        return self.s.next_delivery_id
+
+
+def counters(peer: Peer, ch: int) -> Counters:
+    return Counters(session_of(peer, ch))
 
 
 def grant(peer: Peer, ch: int, handle: int, credit: int, *, drain: bool | None = None, echo: bool | None = None,
           delivery_count: int | None = None) -> None:
     """flow granting ``credit`` on a receiving link (link-credit is set, not added: 2.6.7)."""
-    c = counters(peer, ch)
-    peer.send(AMQPFrame(ch, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=c.next_outgoing_id,
-                                      outgoing_window=2048, handle=handle,
-                                      delivery_count=c.received_count.get(handle, 0) if delivery_count is None
-                                      else delivery_count,
-                                      link_credit=credit, drain=drain, echo=echo)))
+    link_of(peer, ch, handle, spec.Role.RECEIVER).grant(credit, drain=drain, echo=echo,  # type: ignore[union-attr]
+                                                        delivery_count=delivery_count)
 
 
 def send_message(peer: Peer, ch: int, handle: int, message: Message | bytes | str, *, settled: bool = False,
                  tag: bytes | None = None, max_frame_size: int | None = None) -> int:
     """A transfer (split over several frames when larger than the frame size); returns its delivery-id."""
-    c = counters(peer, ch)
-    delivery_id = c.next_delivery_id
-    c.next_delivery_id += 1
-    c.delivery_count[handle] = c.delivery_count.get(handle, 0) + 1
-    payload = message.encode() if isinstance(message, Message) else \
-        Message(body=message).encode()
-    transfer = spec.Transfer(handle=handle, delivery_id=delivery_id, delivery_tag=tag or f"t{delivery_id}".encode(),
-                             message_format=0, settled=settled)
-    frames = transfer_frames(ch, transfer, payload, max_frame_size or peer.opened.max_frame_size)
-    c.next_outgoing_id += len(frames)
-    peer.send(*frames)
-    return delivery_id
+    link = link_of(peer, ch, handle, spec.Role.SENDER)
+    return link.send(message, settled=settled, tag=tag, max_frame_size=max_frame_size)  # type: ignore[union-attr]
 
 
-@dataclass
-class Received:
-    transfer: spec.Transfer
-    payload: bytes
-    frames: int
-
-    def message(self) -> Message:
-        return Message.decode(self.payload)
+def next_delivery_id(peer: Peer, ch: int) -> int:
+    """Takes the next delivery-id of our session (and one transfer-id) for a transfer the case builds itself."""
+    return session_of(peer, ch).take_delivery_id()
 
 
-def receive(peer: Peer, count: int, timeout: float = WAIT, *, others: list | None = None) -> list[Received]:
-    """Collects up to ``count`` complete deliveries (multi-frame transfers joined); other frames
-    go to ``others`` when given. Stops early at a close, end or detach."""
-    got: list[Received] = []
+def receive(peer: Peer, count: int, timeout: float = WAIT, *, others: list | None = None) -> list[Delivery]:
+    """Collects up to ``count`` complete deliveries on any link (multi-frame transfers joined); other
+    frames go to ``others`` when given. Stops early at a close, end or detach, or after ``timeout``
+    without a frame."""
+    got: list[Delivery] = []
     partial: dict[tuple[int, Any], tuple[spec.Transfer, bytearray, int]] = {}
     while len(got) < count:
         item = peer.recv(timeout)
@@ -131,7 +181,7 @@ def receive(peer: Peer, count: int, timeout: float = WAIT, *, others: list | Non
                 continue
             partial.pop(key, None)
             if not t.aborted:
-                got.append(Received(first, bytes(data), n + 1))
+                got.append(Delivery(first, bytes(data), n + 1))
             continue
         if others is not None:
             others.append(item)

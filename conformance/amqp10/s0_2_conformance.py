@@ -18,7 +18,7 @@ from amqpspec.wire.amqp10 import ProtocolHeader, Symbol, spec
 from amqpspec.wire.amqp10.composite import show
 
 from ._common import WAIT
-from .s3_5_addressing import as_values, attach_answer, describe_frame, link_name
+from ._addressing import as_values, attach_answer, describe_frame, link_name
 
 
 @case("amqp10/0.2/coordinator-attach-answered",

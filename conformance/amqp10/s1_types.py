@@ -441,7 +441,7 @@ def map_order_kept(ctx: Context) -> None:
     """Sends a message whose application-properties hold eight keys in a shuffled (not sorted)
     order and receives it back: maps are ordered (two maps differing only in order are not
     equal), so the delivered application-properties must list the keys in the order sent."""
-    from .s3_5_addressing import Arrivals, deliver, open_receiver, open_sender
+    from ._addressing import Arrivals, deliver, open_receiver, open_sender
     from ._common import grant, session
 
     keys = [f"k{i}-{ctx.rng.getrandbits(16):04x}" for i in range(8)]

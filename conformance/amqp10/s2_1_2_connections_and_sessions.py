@@ -18,7 +18,7 @@ def multiple_sessions(ctx: Context) -> None:
     peer = ctx.connect()
     limit = int(peer.opened.channel_max) + 1
     channels = list(range(min(SESSIONS, limit)))
-    peer._next_channel = len(channels)  # the liveness probe must not reuse them
+    peer.reserve_channel(channels[-1])  # the liveness probe must not reuse them
     peer.send(*[AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=64, outgoing_window=64)) for ch in channels])
     answered = set()
     for _ in channels:

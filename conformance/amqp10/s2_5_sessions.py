@@ -7,133 +7,31 @@ end (2.5.4); and the incoming-window counts transfer *frames*, not messages (2.5
 
 The broker answers on its own outgoing channel, which need not be the number we used, so
 every expectation here names the broker's channel of the session (``Session.remote``).
-Neither broker under test answers ``echo``, so where a case must know that the broker has
-processed what it sent, it sends an attach of a fresh link on the same session (a "marker"):
-a session that ended discards it, a session that goes on answers it.
+Sessions are the framework's (amqpspec.peer.session10); where a case must know that the broker
+has processed what it sent, it attaches a "marker" link (see _sessions).
 """
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import WINDOW, Observation, Peer, error_condition, performative_name
+from amqpspec.peer.amqp10 import WINDOW, Observation, error_condition, performative_name
+from amqpspec.peer.session10 import Receiver, Sender, Session, begin, begin_frame, publish
 from amqpspec.verify10 import ConnectionError, SessionError, StaysOpen
-from amqpspec.wire.amqp10 import AMQPFrame, Message, describe, spec, transfer_frames
+from amqpspec.wire.amqp10 import AMQPFrame, Message, describe, spec
 
-from ._common import REACTION_WINDOW, WAIT, address, receiver, sender, send_message
+from ._common import REACTION_WINDOW, WAIT, address
+from ._sessions import (
+    SERIAL, UNATTACHED, UNMAPPED_TEXT, begin_session, end_session, ends_or, marker, named_attach, record_condition,
+    unattached_flow, unmapped_reaction,
+)
 
-SERIAL = 1 << 32            # transfer-numbers are RFC-1982 serial numbers of 32 bits
-UNATTACHED = 7              # a handle no case attaches before using it as "unattached"
-
-STATE_ERRORS = (str(spec.AmqpError.ILLEGAL_STATE), str(spec.AmqpError.NOT_ALLOWED))
-UNMAPPED_TEXT = ("In the UNMAPPED state, the session endpoint is not mapped to any incoming or outgoing channels "
-                 "on the connection endpoint. In this state an endpoint cannot send or receive frames.")
-STATE_ERROR_TEXT = ("amqp:illegal-state: The peer sent a frame that is not permitted in the current state. / "
-                    "amqp:not-allowed: The peer tried to use a frame in a manner that is inconsistent with the "
-                    "semantics defined in the specification.")
 UNATTACHED_TEXT = ("amqp:session:unattached-handle: A frame (other than attach) was received referencing a handle "
                    "which is not currently in use of an attached link.")
 END_TEXT = ("When a session is explicitly ended, an end frame is sent to announce the disassociation of the "
             "endpoint from its outgoing channel, and to carry error information when relevant.")
-
-
-# ---------------------------------------------------------------------------------------- helpers
-@dataclass
-class Session:
-    """One begun session: our outgoing channel, the broker's outgoing channel, the broker's begin."""
-
-    ch: int
-    remote: int
-    begin: spec.Begin
-
-    @property
-    def remote_next_outgoing_id(self) -> int:
-        return int(self.begin.next_outgoing_id)
-
-
-def reserve_channel(peer: Peer, ch: int) -> None:
-    """Keeps ``Peer.free_channel`` (used by probes) from handing out a channel a case chose itself."""
-    peer._next_channel = max(peer._next_channel, ch + 1)  # noqa: SLF001 - no public way to reserve
-
-
-def begin_session(peer: Peer, channel: int | None = None, *, incoming_window: int = WINDOW,
-                  outgoing_window: int = WINDOW, next_outgoing_id: int = 0, handle_max: int | None = None,
-                  timeout: float = WAIT) -> Session:
-    """Begins a session and returns it with the channel the broker answered on."""
-    ch = peer.free_channel() if channel is None else channel
-    reserve_channel(peer, ch)
-    peer.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=next_outgoing_id, incoming_window=incoming_window,
-                                       outgoing_window=outgoing_window, handle_max=handle_max)))
-    got = peer.await_frame("begin", match=lambda f: getattr(f.performative, "remote_channel", None) == ch,
-                           timeout=timeout)
-    return Session(ch, got.channel, got.performative)
-
-
-def end_session(peer: Peer, s: Session, timeout: float = WAIT) -> Any:
-    """Our end, then the broker's end on its channel (the end handshake, 2.5.2)."""
-    peer.send(AMQPFrame(s.ch, spec.End()))
-    return peer.await_frame("end", channel=s.remote, timeout=timeout)
-
-
-def session_flow(ch: int, *, next_incoming_id: int | None, incoming_window: int = WINDOW, next_outgoing_id: int = 0,
-                 outgoing_window: int = WINDOW, **link: Any) -> AMQPFrame:
-    """A flow with our session state (and link state when ``link`` names a handle)."""
-    return AMQPFrame(ch, spec.Flow(next_incoming_id=next_incoming_id, incoming_window=incoming_window,
-                                   next_outgoing_id=next_outgoing_id % SERIAL, outgoing_window=outgoing_window,
-                                   **link))
-
-
-def unattached_flow(ch: int) -> AMQPFrame:
-    """A flow carrying link state for a handle no link is attached to (2.7.4: unattached-handle)."""
-    return session_flow(ch, next_incoming_id=0, handle=UNATTACHED, delivery_count=0, link_credit=1)
-
-
-def marker(ctx: Context, peer: Peer, s: Session, handle: int) -> str:
-    """Attaches a fresh sending link on ``s`` without waiting; its answer shows the session went on."""
-    name = f"marker-{uuid.uuid4().hex[:8]}"
-    peer.attach(s.ch, name=name, role=spec.Role.SENDER, source=spec.Source(),
-                target=spec.Target(address=address(ctx, "mark")), handle=handle, wait=False)
-    return name
-
-
-def named_attach(item: Any, name: str) -> bool:
-    return performative_name(item) == "attach" and str(item.performative.name) == name
-
-
-def ends_or(s: Session, *names: str) -> Callable[[Any], bool]:
-    """Stop predicate: a close, an end on the session's channel, or an attach of one of ``names``."""
-    def stop(item: Any) -> bool:
-        got = performative_name(item)
-        return got == "close" or (got == "end" and item.channel == s.remote) or \
-            any(named_attach(item, n) for n in names)
-    return stop
-
-
-def on_channel(obs: Observation, channel: int) -> list[Any]:
-    return [f for f in obs.frames() if isinstance(f, AMQPFrame) and f.channel == channel]
-
-
-def record_condition(ctx: Context, obs: Observation, performative: str, conditions: tuple[str, ...], text: str,
-                     *, what: str, channel: int | None = None) -> None:
-    """The guideline check of an error condition the error definitions suggest: made only when an
-    error of that scope came (its absence is the other check's failure)."""
-    errors = [error_condition(f.performative) for f in obs.performatives(performative, channel)
-              if error_condition(f.performative)]
-    if not errors:
-        return
-    ctx.record(errors[0] in conditions, expected=f"{performative} with error {' or '.join(conditions)}",
-               observed=obs.describe(), what=what, level=Level.SHOULD, guideline=text)
-
-
-def unmapped_reaction(ctx: Context, peer: Peer, frame: AMQPFrame, what: str) -> None:
-    """Sends ``frame`` on a channel with no session and checks the connection error it calls for."""
-    peer.send(frame)
-    obs = peer.observe(REACTION_WINDOW, probe=True)
-    ctx.check(obs, ConnectionError(), what=what, level=Level.SHOULD, guideline=UNMAPPED_TEXT)
-    record_condition(ctx, obs, "close", STATE_ERRORS, STATE_ERROR_TEXT, what=f"{what}: error condition")
 
 
 # ---------------------------------------------------------------------------------------- 2.5
@@ -147,9 +45,8 @@ def link_on_one_session_only(ctx: Context) -> None:
     a, b = begin_session(peer), begin_session(peer)
     addr = address(ctx)
     name = f"link-{uuid.uuid4().hex[:8]}"
-    sender(peer, a.ch, addr, name=name)
-    peer.attach(b.ch, name=name, role=spec.Role.SENDER, source=spec.Source(), target=spec.Target(address=addr),
-                wait=False)
+    a.sender(addr, name=name)
+    b.sender(addr, name=name, wait=False)
     stop_marker = marker(ctx, peer, b, handle=1)
     obs = peer.observe(REACTION_WINDOW, stop=lambda f: performative_name(f) in ("detach", "close", "end")
                        or named_attach(f, stop_marker))
@@ -175,8 +72,8 @@ def remote_channel_names_our_channel(ctx: Context) -> None:
     top = min(peer.opened.channel_max, 1000)
     ours = ctx.rng.sample(range(1, top + 1), 3) if top >= 3 else list(range(top + 1))
     for ch in ours:
-        reserve_channel(peer, ch)
-        peer.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
+        peer.reserve_channel(ch)
+        peer.send(begin_frame(ch))
     got: list[AMQPFrame] = []
 
     def enough(item: Any) -> bool:
@@ -219,7 +116,7 @@ def outgoing_channel_within_our_channel_max(ctx: Context) -> None:
     peer = ctx.connect(channel_max=1)
     first = begin_session(peer, 0)
     begin_session(peer, 1)
-    peer.send(AMQPFrame(2, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
+    peer.send(begin_frame(2))
     name = marker(ctx, peer, first, handle=0)
     high = lambda f: (isinstance(f, AMQPFrame) and f.channel > 1) or performative_name(f) == "close"  # noqa: E731
     obs = peer.observe(WAIT, stop=lambda f: high(f) or named_attach(f, name))
@@ -269,13 +166,11 @@ def channel_reusable_after_end(ctx: Context) -> None:
     attach are answered (the old session and its handle are gone) and nothing ends with an error."""
     peer = ctx.connect()
     s = begin_session(peer)
-    sender(peer, s.ch, address(ctx))
-    peer.send(AMQPFrame(s.ch, spec.End()))
-    peer.await_frame("end", channel=s.remote, timeout=WAIT)
-    peer.send(AMQPFrame(s.ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
+    s.sender(address(ctx), name=f"first-{uuid.uuid4().hex[:8]}")
+    s.end()
+    again = begin(peer, s.ch, wait=False)   # a new session endpoint on the same channel, numbers afresh
     name = f"again-{uuid.uuid4().hex[:8]}"
-    peer.attach(s.ch, name=name, role=spec.Role.SENDER, source=spec.Source(),
-                target=spec.Target(address=address(ctx)), handle=0, wait=False)
+    again.sender(address(ctx), name=name, handle=0, wait=False)
     obs = peer.observe(WAIT, stop=lambda f: named_attach(f, name) or performative_name(f) in ("close", "end"))
     began = [f for f in obs.performatives("begin") if f.performative.remote_channel == s.ch]
     attached = [f for f in obs.performatives("attach") if str(f.performative.name) == name]
@@ -294,7 +189,7 @@ def flow_after_end(ctx: Context) -> None:
     peer = ctx.connect()
     s = begin_session(peer)
     end_session(peer, s)
-    unmapped_reaction(ctx, peer, session_flow(s.ch, next_incoming_id=0), "flow on an ended session")
+    unmapped_reaction(ctx, peer, s.flow_frame(next_incoming_id=0), "flow on an ended session")
 
 
 # ---------------------------------------------------------------------------------------- 2.5.3
@@ -309,14 +204,14 @@ def simultaneous_end(ctx: Context) -> None:
     Skipped when the broker does not end the session itself (nothing crosses then)."""
     peer = ctx.connect()
     s = begin_session(peer)
-    peer.send(unattached_flow(s.ch), AMQPFrame(s.ch, spec.End()))
+    peer.send(unattached_flow(s), s.end_frame())
     obs = peer.observe(REACTION_WINDOW, stop=ends_or(s))
     ends = obs.performatives("end", s.remote)
     if obs.close is not None or obs.closed:
         ctx.skip(f"the broker closed the connection instead of ending the session: {obs.describe()}")
     if not ends or not error_condition(ends[0].performative):
         ctx.skip(f"the broker did not end the session with an error on its own: {obs.describe()}")
-    peer.send(AMQPFrame(s.ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
+    peer.send(begin_frame(s.ch))
     after = peer.observe(WAIT, stop=lambda f: performative_name(f) in ("begin", "close"))
     extra = after.performatives("end", s.remote)
     began = [f for f in after.performatives("begin") if f.performative.remote_channel == s.ch]
@@ -335,10 +230,9 @@ def handle_in_use(ctx: Context) -> None:
     it attaches the second link."""
     peer = ctx.connect()
     s = begin_session(peer)
-    sender(peer, s.ch, address(ctx))
+    first = s.sender(address(ctx), name=f"snd-{uuid.uuid4().hex[:8]}")
     name = f"second-{uuid.uuid4().hex[:8]}"
-    peer.attach(s.ch, name=name, role=spec.Role.SENDER, source=spec.Source(),
-                target=spec.Target(address=address(ctx)), handle=0, wait=False)
+    s.sender(address(ctx), name=name, handle=first.handle, wait=False)
     obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
     cond = str(spec.SessionError.HANDLE_IN_USE)
     ctx.check(obs, SessionError(cond, channel=s.remote) | ConnectionError(cond))
@@ -388,7 +282,7 @@ def discard_until_end(ctx: Context) -> None:
     peer = ctx.connect()
     s = begin_session(peer)
     addr = address(ctx)
-    peer.send(unattached_flow(s.ch))
+    peer.send(unattached_flow(s))
     early = marker(ctx, peer, s, handle=0)
     obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, early))
     ends = obs.performatives("end", s.remote)
@@ -396,9 +290,8 @@ def discard_until_end(ctx: Context) -> None:
         ctx.skip(f"the broker did not end the session with an error (see amqp10/2.7.4/unattached-handle): "
                  f"{obs.describe()}")
     late = f"late-{uuid.uuid4().hex[:8]}"
-    peer.send(unattached_flow(s.ch))
-    peer.attach(s.ch, name=late, role=spec.Role.SENDER, source=spec.Source(), target=spec.Target(address=addr),
-                handle=1, wait=False)
+    peer.send(unattached_flow(s))
+    s.sender(addr, name=late, handle=1, wait=False)
     after = peer.observe(REACTION_WINDOW, probe=True)
     leaked = [f for f in obs.frames() + after.frames()
               if isinstance(f, AMQPFrame) and f.channel == s.remote and f is not ends[0]]
@@ -406,8 +299,7 @@ def discard_until_end(ctx: Context) -> None:
     ctx.record(ok, expected=f"nothing more on channel {s.remote} after its end (attach and flow discarded), "
                "no close, the connection serving other sessions",
                observed=f"{obs.describe()} | then: {after.describe()}", what="frames after the error end are discarded")
-    peer.send(AMQPFrame(s.ch, spec.End()),
-              AMQPFrame(s.ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
+    peer.send(s.end_frame(), begin_frame(s.ch))
     last = peer.observe(WAIT, stop=lambda f: (performative_name(f) == "begin" and f.performative.remote_channel == s.ch)
                         or performative_name(f) == "close")
     began = [f for f in last.performatives("begin") if f.performative.remote_channel == s.ch]
@@ -422,11 +314,9 @@ def frames_pipelined_after_begin(ctx: Context) -> None:
     """Sends begin and an attach in one batch, before the broker's begin arrives (we are in BEGIN SENT,
     where an endpoint MAY send frames). Passes when the broker answers the begin and then the attach."""
     peer = ctx.connect()
-    ch = peer.free_channel()
+    s = begin(peer, wait=False)
     name = f"early-{uuid.uuid4().hex[:8]}"
-    peer.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)),
-              AMQPFrame(ch, spec.Attach(name=name, handle=0, role=spec.Role.SENDER, source=spec.Source(),
-                                        target=spec.Target(address=address(ctx)), initial_delivery_count=0)))
+    s.sender(address(ctx), name=name, handle=0, wait=False)
     obs = peer.observe(WAIT, stop=lambda f: named_attach(f, name) or performative_name(f) in ("close", "end", "detach"))
     ok = bool(obs.performatives("begin")) and any(named_attach(f, name) for f in obs.performatives("attach")) \
         and obs.close is None and not obs.performatives("end")
@@ -441,10 +331,9 @@ def attach_on_unbegun_channel(ctx: Context) -> None:
     amqp:illegal-state or amqp:not-allowed."""
     peer = ctx.connect()
     s = begin_session(peer, 0)
-    reserve_channel(peer, s.ch + 1)
-    frame = AMQPFrame(s.ch + 1, spec.Attach(name=f"nowhere-{uuid.uuid4().hex[:8]}", handle=0, role=spec.Role.SENDER,
-                                            source=spec.Source(), target=spec.Target(address=address(ctx)),
-                                            initial_delivery_count=0))
+    peer.reserve_channel(s.ch + 1)
+    nowhere = Sender(Session(peer, s.ch + 1), f"nowhere-{uuid.uuid4().hex[:8]}", 0)   # a session never begun
+    frame = nowhere.attach_frame(source=spec.Source(), target=spec.Target(address=address(ctx)))
     unmapped_reaction(ctx, peer, frame, "attach on channel 1")
 
 
@@ -458,15 +347,12 @@ def _last_transfer(channel: int) -> Callable[[Any], bool]:
         or performative_name(f) in ("close", "end", "detach")
 
 
-def _queue_large_message(ctx: Context, peer: Peer, size: int) -> tuple[str, bytes]:
-    """Puts one message with a body of ``size`` octets on a fresh address (settled, from its own session);
-    returns the address and the body."""
+def _queue_large_message(ctx: Context, size: int) -> tuple[str, bytes]:
+    """Puts one message with a body of ``size`` octets into a fresh node (framework ``publish``, on a
+    connection of its own); returns the address and the body."""
     addr = address(ctx)
-    pub = begin_session(peer)
-    h, _ = sender(peer, pub.ch, addr)
-    peer.await_frame("flow", channel=pub.remote, match=lambda f: f.performative.handle is not None, timeout=WAIT)
     body = bytes(ctx.rng.getrandbits(8) for _ in range(size))
-    send_message(peer, pub.ch, h, Message(body=body), settled=True)
+    publish(ctx, addr, Message(body=body))
     return addr, body
 
 
@@ -487,18 +373,17 @@ def incoming_window_counts_frames(ctx: Context) -> None:
     frames, not messages) and, once a session flow widens the window, the rest of the message, complete
     and intact."""
     peer = ctx.connect(max_frame_size=512)
-    addr, payload = _queue_large_message(ctx, peer, 5000)
+    addr, payload = _queue_large_message(ctx, 5000)
     s = begin_session(peer, incoming_window=2)
-    h, _ = receiver(peer, s.ch, addr, credit=None)
-    peer.send(session_flow(s.ch, next_incoming_id=s.remote_next_outgoing_id, incoming_window=2, handle=h,
-                           delivery_count=0, link_credit=10))
+    rcv = s.receiver(addr, name=f"rcv-{uuid.uuid4().hex[:8]}")
+    rcv.grant(10)
     held = peer.observe(1.5, stop=_last_transfer(s.remote))
     first = _transfers(held, s.remote)
     ctx.record(len(first) <= 2, expected="at most 2 transfer frames while the incoming-window is 2",
                observed=f"{len(first)} transfer frame(s) of the 5000-octet message: {held.describe()}",
                what="transfer frames within the incoming-window")
-    peer.send(session_flow(s.ch, next_incoming_id=(s.remote_next_outgoing_id + len(first)) % SERIAL,
-                           incoming_window=WINDOW))
+    s.incoming_window = WINDOW
+    peer.send(s.flow_frame(next_incoming_id=(s.remote_next_outgoing_id + len(first)) % SERIAL))
     rest = peer.observe(REACTION_WINDOW, stop=_last_transfer(s.remote)) if not first or first[-1].performative.more \
         else Observation()
     frames = first + _transfers(rest, s.remote)
@@ -510,15 +395,14 @@ def incoming_window_counts_frames(ctx: Context) -> None:
                what="the widened window lets the rest through")
 
 
-def _session_state(ctx: Context, peer: Peer, s: Session, handle: int, attach: spec.Attach, next_outgoing_id: int,
-                   received: int) -> spec.Flow:
+def _session_state(ctx: Context, s: Session, empty: Receiver, next_outgoing_id: int, received: int) -> spec.Flow:
     """The broker's session state, read from a flow it sends now: we drain a receiving link of an empty
-    node (``attach``: the broker's attach of it), asking for an echo too, so the broker has to answer
-    (2.6.7). The last flow of the session within the wait is returned; skips when none comes."""
-    peer.send(session_flow(s.ch, next_incoming_id=(s.remote_next_outgoing_id + received) % SERIAL,
-                           next_outgoing_id=next_outgoing_id, handle=handle,
-                           delivery_count=int(attach.initial_delivery_count or 0), link_credit=5, drain=True,
-                           echo=True))
+    node, asking for an echo too, so the broker has to answer (2.6.7). The last flow of the session
+    within the wait is returned; skips when none comes."""
+    peer, attach = s.peer, empty.remote
+    peer.send(empty.grant_frame(5, delivery_count=int(attach.initial_delivery_count or 0), drain=True, echo=True,
+                                next_incoming_id=(s.remote_next_outgoing_id + received) % SERIAL,
+                                next_outgoing_id=next_outgoing_id))
     obs = peer.observe(WAIT, stop=lambda f: (performative_name(f) == "flow" and f.channel == s.remote
                                              and _for_handle(attach)(f)) or performative_name(f) in ("close", "end"))
     flows = obs.performatives("flow", s.remote)
@@ -543,17 +427,16 @@ def next_outgoing_id_counts_frames(ctx: Context) -> None:
     an empty receiving link on the same session so the broker must send a flow. Passes when that flow's
     next-outgoing-id is the one of the broker's begin plus the number of transfer frames received."""
     peer = ctx.connect(max_frame_size=512)
-    addr, payload = _queue_large_message(ctx, peer, 3000)
+    addr, payload = _queue_large_message(ctx, 3000)
     s = begin_session(peer)
-    empty = address(ctx)
-    h_empty, empty_attach = receiver(peer, s.ch, empty, credit=None)
-    h, _ = receiver(peer, s.ch, addr, credit=None)
-    peer.send(session_flow(s.ch, next_incoming_id=s.remote_next_outgoing_id, handle=h, delivery_count=0, link_credit=1))
+    empty = s.receiver(address(ctx), name=f"rcv-{uuid.uuid4().hex[:8]}")
+    rcv = s.receiver(addr, name=f"rcv-{uuid.uuid4().hex[:8]}")
+    rcv.grant(1)
     obs = peer.observe(REACTION_WINDOW, stop=_last_transfer(s.remote))
     frames = _transfers(obs, s.remote)
     if not frames or frames[-1].performative.more:
         ctx.skip(f"the message did not arrive: {obs.describe()}")
-    flow = _session_state(ctx, peer, s, h_empty, empty_attach, 0, len(frames))
+    flow = _session_state(ctx, s, empty, 0, len(frames))
     want = (s.remote_next_outgoing_id + len(frames)) % SERIAL
     got = int(flow.next_outgoing_id)
     ctx.record(got == want, expected=f"next-outgoing-id {want} (begin's {s.remote_next_outgoing_id} + "
@@ -570,15 +453,14 @@ def next_incoming_id_follows_our_transfers(ctx: Context) -> None:
     peer = ctx.connect()
     start = SERIAL - 2
     s = begin_session(peer, next_outgoing_id=start)
-    h_empty, empty_attach = receiver(peer, s.ch, address(ctx), credit=None)
-    h, snd_attach = sender(peer, s.ch, address(ctx))
-    peer.await_frame("flow", channel=s.remote, match=_for_handle(snd_attach), timeout=WAIT)
-    payload = Message(body=bytes(ctx.rng.getrandbits(8) for _ in range(1200))).encode()
-    transfer = spec.Transfer(handle=h, delivery_id=start, delivery_tag=b"wrap", message_format=0, settled=True)
-    frames = transfer_frames(s.ch, transfer, payload, 400)
+    empty = s.receiver(address(ctx), name=f"rcv-{uuid.uuid4().hex[:8]}")
+    snd = s.sender(address(ctx), name=f"snd-{uuid.uuid4().hex[:8]}")
+    snd.wait_credit(WAIT)
+    body = bytes(ctx.rng.getrandbits(8) for _ in range(1200))
+    frames = snd.transfer_frames(Message(body=body), settled=True, tag=b"wrap", delivery_id=start, max_frame_size=400)
     peer.send(*frames)
     next_id = (start + len(frames)) % SERIAL
-    flow = _session_state(ctx, peer, s, h_empty, empty_attach, next_id, 0)
+    flow = _session_state(ctx, s, empty, next_id, 0)
     got = flow.next_incoming_id
     ctx.record(got is not None and int(got) == next_id,
                expected=f"next-incoming-id {next_id} after {len(frames)} transfer frames from {start}",
@@ -601,7 +483,7 @@ def exceeding_incoming_window(ctx: Context) -> None:
     window = int(s.begin.incoming_window)
     if window > 100_000:
         ctx.skip(f"the broker's incoming-window {window} is too large to use up in a case")
-    h, _ = sender(peer, s.ch, address(ctx))
+    h = s.sender(address(ctx), name=f"snd-{uuid.uuid4().hex[:8]}").handle
     peer.await_frame("flow", channel=s.remote, match=lambda f: f.performative.handle is not None, timeout=WAIT)
     payload = Message(body=b"w" * (window + 64)).encode()
     first = spec.Transfer(handle=h, delivery_id=0, delivery_tag=b"big", message_format=0, settled=True, more=True)

@@ -20,7 +20,7 @@ from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec, transfer_frames
 
 from ._common import WAIT, address, receive, send_message
-from .s2_6_links import (
+from ._links import (
     ends, ends_or_attach, fetch, fresh_sender_marker, next_delivery_id, outcome_for, payload, put, receiving,
     sending, session, settled_outcome, tag, texts, token,
 )

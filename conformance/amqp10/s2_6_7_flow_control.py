@@ -12,402 +12,25 @@ The broker is the sender when we receive from a queue (we fill it first, on a se
 whose transfers the broker settles), and the receiver when we send to one: then its flows
 must carry our delivery-count (2.7.4), also across the wrap.
 
-The first part of this module holds helpers the 2.7.4, 3.2 and 3.4 modules share: a session
-that counts what it receives (so our flows carry correct session numbers), links that track
-their delivery-count and credit, and ``publish`` (fill a queue, respecting the broker's
-credit, until the broker settled every message).
+Sessions and links that count are the framework's (amqpspec.peer.session10); queues are filled
+by its ``publish``; the names the 2.7.4, 3.2 and 3.4 modules share with this one are in _flow.
 """
 from __future__ import annotations
 
 import time
-import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import Peer, performative_name
-from amqpspec.peer.base import Closed, PeerError
-from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, describe, encode, spec, transfer_frames
-
-from ._common import WAIT, Received, address, counters
-
-SEQ = 1 << 32            # delivery-count and transfer ids are RFC-1982 serial numbers modulo 2^32
-HALF = 1 << 31
-QUIET = 0.7              # seconds of silence after which a sender has sent what its credit allowed
-SESSION_WINDOW = 2048    # the incoming-window our flows advertise
-
-
-class Inconclusive(PeerError):
-    """The case could not set up what it checks (e.g. the broker never accepted the messages)."""
-
-
-def seq_add(a: int, n: int = 1) -> int:
-    return (int(a) + n) % SEQ
-
-
-def seq_diff(a: int, b: int) -> int:
-    """a - b in RFC-1982 serial arithmetic, as a signed number."""
-    d = (int(a) - int(b)) % SEQ
-    return d - SEQ if d >= HALF else d
-
-
-class Payload(bytes):
-    """Message octets sent exactly as given (sections out of order, duplicated, missing ...)."""
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-# ============================================================================ session
-
-
-@dataclass
-class Sess:
-    """One session of a raw peer; keeps every AMQP frame it read, in order."""
-
-    peer: Peer
-    ch: int
-    begin: Any
-    transfers_in: int = 0      # transfer frames received on this session
-    transfers_out: int = 0     # transfer frames sent (our begin's next-outgoing-id is 0)
-    log: list[AMQPFrame] = field(default_factory=list)
-    ended: Any = None          # the close / end / detach-with-error, or Closed, that ended reading
-
-    @property
-    def next_outgoing_id(self) -> int:
-        return self.transfers_out % SEQ
-
-    def next_incoming_id(self) -> int:
-        return seq_add(int(self.begin.next_outgoing_id or 0), self.transfers_in)
-
-    def read(self, timeout: float, until: Callable[[AMQPFrame], bool] | None = None) -> list[AMQPFrame]:
-        """Frames for up to ``timeout`` seconds, or until ``until(frame)``, a close, an end, a
-        detach with an error, or the socket closing."""
-        new: list[AMQPFrame] = []
-        stop = time.monotonic() + timeout
-        while self.ended is None:
-            left = stop - time.monotonic()
-            if left <= 0:
-                break
-            item = self.peer.recv(left)
-            if item is None:
-                break
-            if isinstance(item, Closed):
-                self.ended = item
-                break
-            if isinstance(item, EmptyFrame) or not isinstance(item, AMQPFrame):
-                continue
-            new.append(item)
-            self.log.append(item)
-            name = performative_name(item)
-            if name == "transfer" and item.channel == self.ch:
-                self.transfers_in += 1
-            if name == "close" or (name == "end" and item.channel == self.ch) or \
-                    (name == "detach" and item.channel == self.ch and getattr(item.performative, "error", None)):
-                self.ended = item
-                if name == "close" and not self.peer.close_sent:
-                    self.peer.send(AMQPFrame(0, spec.Close()))
-                break
-            if until is not None and until(item):
-                break
-        return new
-
-    def quiet(self, window: float = QUIET, *, limit: float = 4.0) -> list[AMQPFrame]:
-        """Reads until nothing but empty frames came for ``window`` seconds (at most ``limit``)."""
-        new: list[AMQPFrame] = []
-        stop = time.monotonic() + limit
-        while self.ended is None and time.monotonic() < stop:
-            got = self.read(min(window, max(0.0, stop - time.monotonic())))
-            if not got:
-                break
-            new += got
-        return new
-
-    def flow_frame(self, handle: int | None = None, *, delivery_count: int | None = None,
-                   link_credit: int | None = None, drain: bool | None = None, echo: bool | None = None,
-                   available: int | None = None) -> AMQPFrame:
-        """A flow with this session's current numbers (and the given link state)."""
-        return AMQPFrame(self.ch, spec.Flow(
-            next_incoming_id=self.next_incoming_id(), incoming_window=SESSION_WINDOW,
-            next_outgoing_id=self.next_outgoing_id, outgoing_window=SESSION_WINDOW, handle=handle,
-            delivery_count=delivery_count, link_credit=link_credit, available=available, drain=drain, echo=echo))
-
-    def flow(self, handle: int | None = None, **link_state: Any) -> None:
-        self.peer.send(self.flow_frame(handle, **link_state))
-
-    def send_together(self, frames: list[AMQPFrame]) -> None:
-        """Frames in one socket write, so the broker reads them together (nothing of its own in between)."""
-        self.peer.link.send_bytes(b"".join(encode(f) for f in frames),
-                                  f"{len(frames)} frames in one write: " + " + ".join(describe(f) for f in frames))
-
-    def frames(self, name: str, handle: int | None = None, since: int = 0) -> list[AMQPFrame]:
-        """This session's frames named ``name`` (on link ``handle`` of the broker when given)."""
-        return [f for f in self.log[since:] if f.channel == self.ch and performative_name(f) == name
-                and (handle is None or _int(getattr(f.performative, "handle", None)) == handle)]
-
-    def error_frames(self) -> list[AMQPFrame]:
-        return [f for f in self.log if performative_name(f) in ("close", "end", "detach")
-                and getattr(f.performative, "error", None) is not None]
-
-
-def open_session(ctx: Context, peer: Peer | None = None) -> Sess:
-    peer = peer or ctx.connect()
-    ch, remote = peer.begin()
-    return Sess(peer, ch, remote)
-
-
-def describe_frames(frames: list[AMQPFrame], limit: int = 12) -> str:
-    shown = [describe(f) for f in frames[:limit]]
-    if len(frames) > limit:
-        shown.append(f"... {len(frames) - limit} more")
-    return "; ".join(shown) or "nothing"
-
-
-# ============================================================================ links
-
-
-@dataclass
-class Rcv:
-    """A link on which we receive (the broker sends)."""
-
-    s: Sess
-    handle: int
-    name: str
-    remote: Any = None
-
-    @property
-    def remote_handle(self) -> int | None:
-        return None if self.remote is None else _int(self.remote.handle)
-
-    @property
-    def init(self) -> int:
-        """The broker's initial-delivery-count (2.6.7: the sender's arbitrary starting point)."""
-        value = None if self.remote is None else self.remote.initial_delivery_count
-        return int(value or 0)
-
-    def transfers(self, since: int = 0) -> list[AMQPFrame]:
-        return self.s.frames("transfer", self.remote_handle, since)
-
-    def deliveries(self) -> list[Received]:
-        """Complete deliveries on this link (frames of a multi-frame transfer joined)."""
-        out: list[Received] = []
-        first: Any = None
-        data = bytearray()
-        n = 0
-        for f in self.transfers():
-            t = f.performative
-            if first is None:
-                first, data, n = t, bytearray(), 0
-            data += bytes(f.payload)
-            n += 1
-            if not t.more:
-                if not t.aborted:
-                    out.append(Received(first, bytes(data), n))
-                first = None
-        return out
-
-    @property
-    def delivery_count(self) -> int:
-        """Our (receiver's) delivery-count: the broker's initial one plus the deliveries seen."""
-        return seq_add(self.init, len(self.deliveries()))
-
-    def grant_frame(self, credit: int, *, delivery_count: int | None = None, drain: bool | None = None,
-                    echo: bool | None = None) -> AMQPFrame:
-        """A flow setting link-credit (with our current delivery-count unless told otherwise)."""
-        return self.s.flow_frame(self.handle, link_credit=credit, drain=drain, echo=echo,
-                                 delivery_count=self.delivery_count if delivery_count is None else delivery_count)
-
-    def grant(self, credit: int, **kw: Any) -> None:
-        self.s.peer.send(self.grant_frame(credit, **kw))
-
-    def flows(self) -> list[Any]:
-        return [f.performative for f in self.s.frames("flow", self.remote_handle)]
-
-    def wait(self, count: int, timeout: float = WAIT) -> list[Received]:
-        """Reads until ``count`` deliveries arrived on this link (or the timeout)."""
-        stop = time.monotonic() + timeout
-        while len(self.deliveries()) < count and self.s.ended is None and time.monotonic() < stop:
-            self.s.read(stop - time.monotonic(), until=lambda f: performative_name(f) == "transfer")
-        return self.deliveries()
-
-    def settle(self, delivery: Received, state: Any) -> None:
-        did = int(delivery.transfer.delivery_id)
-        self.s.peer.send(AMQPFrame(self.s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=did, last=did,
-                                                              settled=True, state=state)))
-
-
-def attach_receiver(s: Sess, addr: str, *, name: str | None = None, wait: bool = True,
-                    source: Any = None, **attach: Any) -> Rcv:
-    """Attaches a receiving link from ``addr``; grants no credit."""
-    name = name or f"rcv-{uuid.uuid4().hex[:8]}"
-    h, remote = s.peer.attach(s.ch, name=name, role=spec.Role.RECEIVER,
-                              source=source or spec.Source(address=addr), target=spec.Target(), wait=wait,
-                              timeout=WAIT, **attach)
-    return Rcv(s, h, name, remote)
-
-
-def await_attach(link: Any) -> None:
-    """For a link attached with wait=False: reads until the broker's attach of that name."""
-    stop = time.monotonic() + WAIT
-    while link.remote is None and link.s.ended is None and time.monotonic() < stop:
-        for f in link.s.read(stop - time.monotonic(), until=lambda f: performative_name(f) == "attach"):
-            if performative_name(f) == "attach" and str(f.performative.name) == link.name:
-                link.remote = f.performative
-    if link.remote is None:
-        raise Inconclusive(f"the broker did not attach link {link.name}: {describe_frames(link.s.log)}")
-
-
-@dataclass
-class Snd:
-    """A link on which we send (the broker receives)."""
-
-    s: Sess
-    handle: int
-    name: str
-    init: int
-    remote: Any = None
-    sent: int = 0
-    ids: list[int] = field(default_factory=list)
-
-    @property
-    def remote_handle(self) -> int | None:
-        return None if self.remote is None else _int(self.remote.handle)
-
-    @property
-    def delivery_count(self) -> int:
-        return seq_add(self.init, self.sent)
-
-    def flows(self) -> list[Any]:
-        return [f.performative for f in self.s.frames("flow", self.remote_handle)]
-
-    def credit(self) -> int:
-        """link-credit(snd) from the broker's last flow (2.6.7 formula; its delivery-count assumed to be
-        our initial one when absent, as 2.6.7 says for a receiver that does not know it yet)."""
-        flows = self.flows()
-        if not flows:
-            return 0
-        last = flows[-1]
-        dc_rcv = self.init if last.delivery_count is None else int(last.delivery_count)
-        return seq_diff(seq_add(dc_rcv, int(last.link_credit or 0)), self.delivery_count)
-
-    def frames_for(self, message: Message | Payload | bytes, *, settled: bool = False) -> list[AMQPFrame]:
-        """The transfer frame(s) of one new delivery (a Message, a Payload sent as given, or bytes as a data
-        body), counted as sent; the caller writes them. delivery-ids come from _common's per-session counter
-        (one per delivery), transfer-ids from the session (one per frame)."""
-        c = counters(self.s.peer, self.s.ch)
-        did = c.next_outgoing_id
-        c.next_outgoing_id += 1
-        payload = bytes(message) if isinstance(message, Payload) else \
-            (message if isinstance(message, Message) else Message(body=message)).encode()
-        transfer = spec.Transfer(handle=self.handle, delivery_id=did, delivery_tag=uuid.uuid4().bytes[:8],
-                                 message_format=0, settled=settled)
-        self.sent += 1
-        self.ids.append(did)
-        frames = transfer_frames(self.s.ch, transfer, payload, self.s.peer.opened.max_frame_size)
-        self.s.transfers_out += len(frames)
-        return frames
-
-    def send(self, message: Message | Payload | bytes, *, settled: bool = False) -> int:
-        self.s.peer.send(*self.frames_for(message, settled=settled))
-        return self.ids[-1]
-
-    def outcomes(self) -> dict[int, Any]:
-        """delivery-id -> the state of the broker's dispositions (role receiver) for our deliveries."""
-        got: dict[int, Any] = {}
-        for f in self.s.frames("disposition"):
-            d = f.performative
-            if not d.role:
-                continue
-            first = int(d.first)
-            last = first if d.last is None else int(d.last)
-            for did in self.ids:
-                if seq_diff(did, first) >= 0 and seq_diff(last, did) >= 0:
-                    got[did] = d.state
-        return got
-
-    def wait_credit(self, timeout: float = WAIT) -> int:
-        stop = time.monotonic() + timeout
-        while self.credit() <= 0 and self.s.ended is None and time.monotonic() < stop:
-            self.s.read(stop - time.monotonic(), until=lambda f: performative_name(f) == "flow")
-        return self.credit()
-
-    def wait_outcomes(self, timeout: float = WAIT) -> dict[int, Any]:
-        stop = time.monotonic() + timeout
-        while len(self.outcomes()) < len(self.ids) and self.s.ended is None and time.monotonic() < stop:
-            self.s.read(stop - time.monotonic(), until=lambda f: performative_name(f) == "disposition")
-        return self.outcomes()
-
-
-def attach_sender(s: Sess, addr: str, *, init: int = 0, name: str | None = None, wait: bool = True,
-                  target: Any = None, **attach: Any) -> Snd:
-    name = name or f"snd-{uuid.uuid4().hex[:8]}"
-    h, remote = s.peer.attach(s.ch, name=name, role=spec.Role.SENDER, source=spec.Source(),
-                              target=target or spec.Target(address=addr), initial_delivery_count=init, wait=wait,
-                              timeout=WAIT, **attach)
-    return Snd(s, h, name, init, remote)
-
-
-def send_within_credit(snd: Snd, messages: list[Any], timeout: float = 2 * WAIT) -> None:
-    """Sends ``messages`` unsettled, never beyond the credit the broker granted."""
-    todo = list(messages)
-    stop = time.monotonic() + timeout
-    while todo:
-        if snd.wait_credit(max(0.0, stop - time.monotonic())) <= 0:
-            raise Inconclusive(f"the broker granted no credit for {len(todo)} more message(s) "
-                               f"(its flows: {snd.flows() or 'none'}; ended: {snd.s.ended})")
-        for _ in range(min(snd.credit(), len(todo))):
-            snd.send(todo.pop(0))
-
-
-def publish(s: Sess, addr: str, messages: list[Any], *, init: int = 0) -> Snd:
-    """Fills ``addr`` with ``messages`` (sent unsettled within the broker's credit) and waits until the
-    broker accepted each: afterwards the node holds them. Raises Inconclusive otherwise."""
-    snd = attach_sender(s, addr, init=init)
-    send_within_credit(snd, messages)
-    got = snd.wait_outcomes(2 * WAIT)
-    refused = {did: st for did, st in got.items() if getattr(st, "NAME", None) != "accepted"}
-    if len(got) < len(snd.ids) or refused:
-        raise Inconclusive(f"could not fill {addr}: {len(got)} of {len(snd.ids)} messages settled by the broker, "
-                           f"not accepted: {refused or 'none'}; ended: {describe_frames([s.ended]) if isinstance(s.ended, AMQPFrame) else s.ended}")
-    return snd
-
-
-def bodies(ctx: Context, n: int, tag: str = "m") -> list[Message]:
-    """``n`` small messages whose data bodies say their position."""
-    return [Message(body=f"{tag}{i}-{ctx.rng.randrange(1 << 30)}".encode()) for i in range(n)]
-
-
-def body_of(delivery: Received) -> bytes | None:
-    try:
-        msg = delivery.message()
-    except Exception:  # noqa: BLE001 - an undecodable message is shown, not raised
-        return None
-    body = msg.body
-    value = getattr(body, "value", None)
-    return bytes(value) if isinstance(value, (bytes, bytearray)) else None
-
-
-def filled(ctx: Context, n: int, messages: list[Any] | None = None) -> tuple[Sess, Rcv, str]:
-    """A session, a queue holding ``n`` messages (or ``messages``), and a receiving link from it without
-    credit; returns the session, the link and the queue's address."""
-    s = open_session(ctx)
-    addr = address(ctx)
-    publish(s, addr, messages if messages is not None else bodies(ctx, n))
-    return s, attach_receiver(s, addr), addr
-
-
-ROUNDS = 5   # links on which a race-prone stimulus is repeated, for a stable verdict
-
-
-def filled_links(ctx: Context, rounds: int, n: int) -> tuple[Sess, list[Rcv]]:
-    """One session with ``rounds`` queues of ``n`` messages each and a receiving link (no credit) from each."""
-    s = open_session(ctx)
-    addrs = [address(ctx) for _ in range(rounds)]
-    for addr in addrs:
-        publish(s, addr, bodies(ctx, n))
-    return s, [attach_receiver(s, addr) for addr in addrs]
+from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.session10 import publish
+from amqpspec.wire.amqp10 import Message, spec
+
+from ._common import WAIT, address
+from ._flow import (
+    ROUNDS, SEQ, Inconclusive, Rcv, attach_receiver, attach_sender, await_attach, bodies, body_of, describe_frames,
+    filled, filled_links, open_session, send_within_credit, seq_add,
+)
 
 
 def _count_note(ctx: Context, rcv: Rcv, expected: int) -> None:
@@ -527,9 +150,9 @@ def unknown_delivery_count(ctx: Context) -> None:
     can arrive, a flow with no delivery-count (2.7.4: it MUST NOT be set before the sender's attach is
     seen) and link-credit 3. The sender MUST take delivery-count(rcv) as its initial delivery-count:
     passes when the link is attached and at most 3 transfers arrive."""
-    s = open_session(ctx)
     addr = address(ctx)
-    publish(s, addr, bodies(ctx, 10))
+    publish(ctx, addr, *bodies(ctx, 10))
+    s = open_session(ctx)
     rcv = attach_receiver(s, addr, wait=False)
     s.flow(rcv.handle, delivery_count=None, link_credit=3)
     await_attach(rcv)
@@ -633,7 +256,8 @@ def _after_zero_credit(rcv: Rcv) -> int:
     count = 0
     seen_zero = False
     for f in rcv.s.log:
-        if f.channel != rcv.s.ch or _int(getattr(f.performative, "handle", None)) != rcv.remote_handle:
+        if f.channel != rcv.s.remote or getattr(f.performative, "handle", None) is None or \
+                int(f.performative.handle) != rcv.remote_handle:
             continue
         name = performative_name(f)
         if name == "flow" and f.performative.link_credit is not None and int(f.performative.link_credit) == 0:

@@ -6,27 +6,22 @@ refuses. A detach unmaps the handle (2.6.4); a closing detach is answered by a c
 (2.6.6); a link detached with an error is destroyed, and input for it ends the session with
 errant-link (2.6.5); a link attached again from elsewhere steals the first attachment (2.6.1).
 
-The first part of the module holds the helpers the link, transfer and disposition modules
-share (s2_6_12_transfers, s2_7_3_attach, s2_7_5_transfer, s2_7_6_disposition,
-s2_7_7_detach): sessions that know the broker's channel, links, putting messages into a node
-and fetching them back on a fresh connection, and the observation of an attach's answer.
+The helpers this module shares with the link, transfer and disposition modules (sessions and
+links of the framework, the answer to an attach, filling and reading nodes) are in _links.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
-
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import WINDOW, Observation, Peer, error_condition, performative_name
+from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.verify10 import SessionError
-from amqpspec.wire.amqp10 import AMQPFrame, Message, show, spec
+from amqpspec.wire.amqp10 import show, spec
 
-from ._common import REACTION_WINDOW, WAIT, Received, address, counters, grant, receive, send_message, settle
-
-SENDER = spec.Role.SENDER
-RECEIVER = spec.Role.RECEIVER
-MAX_PROVOKED_SIZE = 4 << 20     # largest max-message-size we exceed on purpose to provoke a link error
+from ._common import REACTION_WINDOW, WAIT, address
+from ._links import (
+    RECEIVER, SENDER, attach, await_answer, detach, ends, link_error_detach, link_name, provoke_link_error, put,
+    receiving, sending, session, token,
+)
 
 G_ATTACH = ("On receipt of the attach, the remote session endpoint creates a corresponding link endpoint and informs "
             "its application of the attaching link. [...] The link endpoint is then mapped to an unused handle, and an "
@@ -47,286 +42,6 @@ G_REATTACH = ("When the state of a link endpoint changes, this is can be communi
 G_CLOSE_REPLY = ("A peer closes a link by sending the detach frame with the handle for the specified link, and the "
                  "closed flag set to true. The partner will destroy the corresponding link endpoint, and reply with "
                  "its own detach frame with the closed flag set to true.")
-
-
-# ============================================================================ shared helpers
-def link_name(ctx: Context, what: str = "link") -> str:
-    """A link name unique to this case and run (link names identify links across connections, 2.6.1)."""
-    return ctx.name(f"{what}-{ctx.rng.getrandbits(32):08x}")
-
-
-def token(ctx: Context, what: str = "msg") -> str:
-    """A message body unique to this case and run, to recognise the message when it comes back."""
-    return f"{ctx.name(what)}-{ctx.rng.getrandbits(40):010x}"
-
-
-def tag(ctx: Context) -> bytes:
-    """A delivery-tag (8 random octets from the case's seeded generator)."""
-    return ctx.rng.getrandbits(64).to_bytes(8, "big")
-
-
-def next_delivery_id(peer: Peer, ch: int) -> int:
-    """Takes the next delivery-id of our session (the counter _common.send_message uses too)."""
-    c = counters(peer, ch)
-    delivery_id = c.next_outgoing_id
-    c.next_outgoing_id += 1
-    return delivery_id
-
-
-def payload(text: str) -> bytes:
-    return Message(body=text).encode()
-
-
-def text_of(r: Received) -> str:
-    """The body of a received message as text: an amqp-value string, or data octets decoded."""
-    try:
-        m = r.message()
-    except Exception as exc:  # noqa: BLE001 - an undecodable message is something to report, not a crash
-        return f"<undecodable message of {len(r.payload)} octets: {exc}>"
-    body = m.body
-    if isinstance(body, spec.AmqpValue):
-        return str(body.value)
-    if isinstance(body, spec.Data):
-        return bytes(body.value).decode("utf-8", "replace")
-    return f"<body {show(body)}>"
-
-
-def texts(got: list[Received]) -> list[str]:
-    return [text_of(r) for r in got]
-
-
-@dataclass
-class Sess:
-    """One session: the peer, our channel, the broker's channel for it."""
-
-    peer: Peer
-    ch: int
-    remote: int
-
-
-def begin(peer: Peer) -> Sess:
-    ch = peer.free_channel()
-    peer.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW)))
-    got = peer.await_frame("begin", match=lambda f: getattr(f.performative, "remote_channel", None) == ch,
-                           timeout=WAIT)
-    return Sess(peer, ch, got.channel)
-
-
-def session(ctx: Context, **handshake: Any) -> Sess:
-    """A new connection of the case with one session."""
-    return begin(ctx.connect(**handshake))
-
-
-@dataclass
-class Link:
-    """One of our link endpoints and the broker's attach for it (None until it came, or when it did not)."""
-
-    s: Sess
-    name: str
-    handle: int
-    role: bool
-    remote: Any = None
-
-    @property
-    def remote_handle(self) -> int | None:
-        return None if self.remote is None else int(self.remote.handle)
-
-
-def attach(s: Sess, name: str, role: bool, *, source: Any, target: Any, handle: int | None = None,
-           wait: bool = True, **fields: Any) -> Link:
-    """Sends an attach (initial-delivery-count 0 for a sender unless given); with ``wait``, waits for the
-    broker's attach of the same name on the broker's channel of the session."""
-    h = s.peer.free_handle(s.ch) if handle is None else handle
-    if role is SENDER:
-        fields.setdefault("initial_delivery_count", 0)
-    s.peer.send(AMQPFrame(s.ch, spec.Attach(name=name, handle=h, role=role, source=source, target=target, **fields)))
-    link = Link(s, name, h, role)
-    if wait:
-        got = s.peer.await_frame("attach", channel=s.remote, match=lambda f: str(f.performative.name) == name,
-                                 timeout=WAIT)
-        link.remote = got.performative
-    return link
-
-
-def sending(ctx: Context, s: Sess, addr: str | None = None, *, name: str | None = None, wait: bool = True,
-            **fields: Any) -> Link:
-    """A sending link to ``addr`` (a fresh node by default)."""
-    return attach(s, name or link_name(ctx, "snd"), SENDER, source=spec.Source(),
-                  target=spec.Target(address=addr or address(ctx)), wait=wait, **fields)
-
-
-def receiving(ctx: Context, s: Sess, addr: str, *, name: str | None = None, credit: int | None = None,
-              wait: bool = True, **fields: Any) -> Link:
-    """A receiving link from ``addr``; grants ``credit`` when given."""
-    link = attach(s, name or link_name(ctx, "rcv"), RECEIVER, source=spec.Source(address=addr),
-                  target=spec.Target(), wait=wait, **fields)
-    if credit is not None:
-        grant(s.peer, s.ch, link.handle, credit)
-    return link
-
-
-def detach(link: Link, *, closed: bool | None = True, error: Any = None) -> None:
-    link.s.peer.send(AMQPFrame(link.s.ch, spec.Detach(handle=link.handle, closed=closed, error=error)))
-
-
-def covers(disposition: Any, delivery_id: int) -> bool:
-    first = int(disposition.first)
-    last = first if disposition.last is None else int(disposition.last)
-    return first <= delivery_id <= last
-
-
-def outcome_for(obs: Observation, channel: int, delivery_id: int) -> list[Any]:
-    """The broker's dispositions on ``channel`` that cover ``delivery_id``, in order."""
-    return [f.performative for f in obs.performatives("disposition", channel) if covers(f.performative, delivery_id)]
-
-
-def ends(s: Sess) -> Callable[[Any], bool]:
-    """Stop predicate: the session ends or the connection closes."""
-    return lambda f: performative_name(f) == "close" or (performative_name(f) == "end" and f.channel == s.remote)
-
-
-def settled_outcome(s: Sess, delivery_id: int) -> Callable[[Any], bool]:
-    """Stop predicate: a settled disposition covering ``delivery_id``, or the session's end."""
-    stop = ends(s)
-    return lambda f: stop(f) or (performative_name(f) == "disposition" and f.channel == s.remote
-                                 and bool(f.performative.settled) and covers(f.performative, delivery_id))
-
-
-def put(ctx: Context, addr: str, *bodies: str | Message | bytes) -> None:
-    """Sends each body as an unsettled message to ``addr`` on a connection of its own and waits until the
-    broker has settled the last one (or WAIT passed): the messages are in the node when it returns."""
-    s = session(ctx)
-    link = sending(ctx, s, addr)
-    last = -1
-    for body in bodies:
-        last = send_message(s.peer, s.ch, link.handle, body)
-    if last >= 0:
-        s.peer.observe(WAIT, stop=settled_outcome(s, last))
-    s.peer.close()
-
-
-def fetch(ctx: Context, addr: str, *, until: str | None = None, count: int = 10, timeout: float = WAIT,
-          **handshake: Any) -> list[Received]:
-    """The messages a fresh receiving link from ``addr`` gets (link-credit ``count``), on a connection of its
-    own: until the message whose body is ``until`` arrived, ``count`` arrived, or ``timeout`` passed with
-    nothing new. Accepts them all, then closes the connection."""
-    s = session(ctx, **handshake)
-    link = receiving(ctx, s, addr, credit=count)
-    got: list[Received] = []
-    while len(got) < count:
-        more = receive(s.peer, 1, timeout)
-        if not more:
-            break
-        got += more
-        if until is not None and text_of(more[0]) == until:
-            break
-    ids = [int(r.transfer.delivery_id) for r in got if r.transfer.delivery_id is not None and not r.transfer.settled]
-    if ids:
-        settle(s.peer, s.ch, min(ids), max(ids))
-    detach(link)
-    s.peer.close()
-    return got
-
-
-@dataclass
-class Answer:
-    """What the broker sent in answer to our attach of a link."""
-
-    obs: Observation
-    attach: Any = None     # its attach of the link
-    detach: Any = None     # its detach of the link (after its attach)
-    s: Sess | None = None
-
-    @property
-    def terminus(self) -> Any:
-        """The broker's local terminus: its target when it receives, its source when it sends."""
-        if self.attach is None:
-            return None
-        return self.attach.target if bool(self.attach.role) else self.attach.source
-
-    @property
-    def attached(self) -> bool:
-        """The broker attached the link to a terminus (and did not detach it)."""
-        return self.attach is not None and self.terminus is not None and self.detach is None and not self.failed
-
-    @property
-    def refused(self) -> bool:
-        """The refusal of 2.6.3: an attach with a null terminus, then a detach of the link."""
-        return self.attach is not None and self.terminus is None and self.detach is not None
-
-    @property
-    def failed(self) -> bool:
-        """The session ended or the connection closed instead."""
-        s = self.s
-        return self.obs.close is not None or self.obs.closed or \
-            bool(s is not None and self.obs.performatives("end", s.remote))
-
-    def describe(self) -> str:
-        return self.obs.describe()
-
-
-def await_answer(s: Sess, name: str, window: float = WAIT, *, wait_detach: bool = False) -> Answer:
-    """Observes the answer to our attach of ``name``: the broker's attach and, when it carries no terminus
-    (or with ``wait_detach``), its detach of the link; or the session's end, or a close."""
-    ans = Answer(Observation(), s=s)
-    stop_end = ends(s)
-
-    def stop(item: Any) -> bool:
-        if stop_end(item):
-            return True
-        if not isinstance(item, AMQPFrame) or item.channel != s.remote:
-            return False
-        got = performative_name(item)
-        if got == "attach" and str(item.performative.name) == name and ans.attach is None:
-            ans.attach = item.performative
-            return ans.terminus is not None and not wait_detach
-        if got == "detach" and (ans.attach is None or int(item.performative.handle) == int(ans.attach.handle)):
-            ans.detach = item.performative
-            return True
-        return False
-
-    ans.obs = s.peer.observe(window, stop=stop)
-    return ans
-
-
-def fresh_sender_marker(ctx: Context, s: Sess) -> str:
-    """Attaches a fresh sending link on ``s`` without waiting: its answer shows the session went on."""
-    name = link_name(ctx, "marker")
-    attach(s, name, SENDER, source=spec.Source(), target=spec.Target(address=address(ctx, "mark")), wait=False)
-    return name
-
-
-def ends_or_attach(s: Sess, name: str) -> Callable[[Any], bool]:
-    """Stop predicate: the session ends, the connection closes, or the broker attaches ``name``."""
-    stop = ends(s)
-    return lambda f: stop(f) or (performative_name(f) == "attach" and str(f.performative.name) == name)
-
-
-def provoke_link_error(ctx: Context, s: Sess) -> tuple[Link, Observation]:
-    """The one link error the text makes a broker raise on demand: a message larger than the max-message-size
-    of its attach (2.7.3: message-size-exceeded). Attaches a sending link and, when the broker's attach
-    announces a max-message-size, sends a message one data section larger than it; returns the link and the
-    observation up to the broker's detach (or end/close). Skips when the broker announces no limit."""
-    link = sending(ctx, s)
-    limit = int(link.remote.max_message_size or 0)
-    if not limit:
-        ctx.skip("the broker announces no max-message-size on its receiving link endpoint: no link error can be "
-                 "provoked by a message that is too large")
-    if limit > MAX_PROVOKED_SIZE:
-        ctx.skip(f"the broker's max-message-size is {limit} octets: too large to exceed in a conformance case")
-    s.peer.observe(0.2)  # its flow (credit) first
-    send_message(s.peer, s.ch, link.handle, Message(body=b"x" * limit))
-    stop_end = ends(s)
-    obs = s.peer.observe(REACTION_WINDOW, stop=lambda f: stop_end(f) or (
-        performative_name(f) == "detach" and f.channel == s.remote and int(f.performative.handle) == link.remote_handle))
-    return link, obs
-
-
-def link_error_detach(obs: Observation, s: Sess, link: Link) -> Any:
-    for f in obs.performatives("detach", s.remote):
-        if int(f.performative.handle) == link.remote_handle and f.performative.error is not None:
-            return f.performative
-    return None
 
 
 # ============================================================================ 2.6.1 naming a link
@@ -369,7 +84,7 @@ def broker_uses_its_handle(ctx: Context) -> None:
     put(ctx, addr, token(ctx))
     s = session(ctx)
     link = attach(s, link_name(ctx, "rcv"), RECEIVER, source=spec.Source(address=addr), target=spec.Target(), handle=5)
-    grant(s.peer, s.ch, link.handle, 5)
+    link.grant(5)
     obs = s.peer.observe(WAIT, stop=lambda f: ends(s)(f) or performative_name(f) == "transfer")
     frames = [f.performative for f in obs.performatives(None, s.remote) if performative_name(f) in ("flow", "transfer")
               and f.performative.handle is not None]
@@ -552,7 +267,7 @@ def errant_link(ctx: Context) -> None:
                what="the link is detached with an error", clauses=("amqp10:2.6.5/1",))
     if err is None:
         return
-    send_message(s.peer, s.ch, link.handle, "after the link error")
+    link.send("after the link error")
     after = s.peer.observe(REACTION_WINDOW, stop=ends(s))
     ctx.check(after, SessionError(str(spec.SessionError.ERRANT_LINK), channel=s.remote),
               what="input for the destroyed link", clauses=("amqp10:2.6.5/3",))

@@ -23,9 +23,9 @@ from amqpspec.peer.amqp10 import UnexpectedReply, performative_name
 from amqpspec.verify10 import ConnectionError, StaysOpen
 from amqpspec.wire.amqp10 import AMQPFrame, Symbol, describe, spec
 
-from ._common import REACTION_WINDOW, WAIT, address, receive, receiver, send_message, sender
-from .s2_4_connections import (
-    FRAMING_ERROR, OPEN_FIRST, STATE_ERROR_TEXT, begin_frame, close_discipline, first_frame_open, frames_of,
+from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, WAIT, address, receive, receiver, send_message, sender
+from ._connection import (
+    FRAMING_ERROR, OPEN_FIRST, begin_frame, close_discipline, first_frame_open, frames_of,
     mark_opened, now, open_then, record_condition, to_header, watch,
 )
 

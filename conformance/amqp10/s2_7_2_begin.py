@@ -19,7 +19,7 @@ from amqpspec.verify10 import ConnectionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 from ._common import REACTION_WINDOW, WAIT, address, sender
-from .s2_5_sessions import STATE_ERROR_TEXT, STATE_ERRORS, begin_session, ends_or, record_condition, reserve_channel
+from ._sessions import STATE_ERROR_TEXT, STATE_ERRORS, begin_session, ends_or, record_condition, reserve_channel
 
 FRAMING_ERROR = str(spec.AmqpConnectionError.FRAMING_ERROR)
 HANDLE_MAX_DEFAULT = (1 << 32) - 1

@@ -18,7 +18,7 @@ from amqpspec.verify10 import LinkError
 from amqpspec.wire.amqp10 import Message, show, spec
 
 from ._common import WAIT, address, grant
-from .s2_6_links import (
+from ._links import (
     RECEIVER, SENDER, attach, await_answer, ends, link_error_detach, link_name, provoke_link_error, put, receiving,
     session, tag, token,
 )

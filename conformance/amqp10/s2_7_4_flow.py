@@ -16,7 +16,7 @@ from amqpspec.verify10 import SessionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 from ._common import REACTION_WINDOW, WAIT, address
-from .s2_6_7_flow_control import (
+from ._flow import (
     QUIET, Rcv, Sess, attach_receiver, attach_sender, bodies, filled, open_session, seq_add,
     send_within_credit,
 )

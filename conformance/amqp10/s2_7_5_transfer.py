@@ -20,7 +20,7 @@ from amqpspec.verify10 import ConnectionError, LinkError, SessionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 from ._common import WAIT, address, send_message
-from .s2_6_links import (
+from ._links import (
     Link, Sess, attach, await_answer, ends, ends_or_attach, fetch, fresh_sender_marker, link_name, next_delivery_id,
     outcome_for, payload, put, session, settled_outcome, tag, texts, token,
 )

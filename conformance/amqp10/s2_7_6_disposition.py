@@ -18,7 +18,7 @@ from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 from ._common import WAIT, Received, address, grant, receive
-from .s2_6_links import (
+from ._links import (
     Link, Sess, attach, await_answer, detach, ends, ends_or_attach, fetch, fresh_sender_marker, link_name, put,
     receiving, session, texts, token,
 )

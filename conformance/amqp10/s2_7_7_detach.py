@@ -16,7 +16,7 @@ from amqpspec.verify10 import SessionError
 from amqpspec.wire.amqp10 import spec
 
 from ._common import REACTION_WINDOW, WAIT, address, send_message
-from .s2_6_links import (
+from ._links import (
     Sess, attach, detach, ends, ends_or_attach, fresh_sender_marker, link_name, sending, session,
 )
 

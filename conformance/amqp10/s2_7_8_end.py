@@ -13,7 +13,7 @@ from amqpspec.peer.amqp10 import error_condition
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
 from ._common import REACTION_WINDOW
-from .s2_5_sessions import (
+from ._sessions import (
     UNATTACHED, UNMAPPED_TEXT, begin_session, end_session, ends_or, marker, reserve_channel, unmapped_reaction,
 )
 

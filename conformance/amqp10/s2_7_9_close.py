@@ -15,7 +15,7 @@ from amqpspec.verify10 import Replies
 from amqpspec.wire.amqp10 import AMQPFrame, Described, List, ULong, spec
 
 from ._common import WAIT, address, receiver, sender
-from .s2_4_connections import CLOSE_FIRST, CLOSE_LAST, begin_frame, close_discipline, watch
+from ._connection import CLOSE_FIRST, CLOSE_LAST, begin_frame, close_discipline, watch
 
 ANSWERED = ("amqp10:2.7.9/1", "amqp10:2.4.3/1")
 

@@ -27,7 +27,7 @@ from amqpspec.wire.amqp10 import (
 )
 
 from ._common import WAIT, Received, address
-from .s2_6_7_flow_control import (
+from ._flow import (
     Inconclusive, Payload, Sess, attach_receiver, attach_sender, describe_frames, filled, open_session,
     send_within_credit,
 )

@@ -19,7 +19,7 @@ from amqpspec.peer.amqp10 import performative_name
 from amqpspec.wire.amqp10 import Message, Symbol, spec
 
 from ._common import WAIT, Received, address
-from .s2_6_7_flow_control import (
+from ._flow import (
     QUIET, Inconclusive, Rcv, Sess, attach_receiver, body_of, filled, open_session,
 )
 
@@ -214,7 +214,7 @@ def broker_accepts_transfer(ctx: Context) -> None:
     """We send 3 unsettled messages to a queue. Storing a message in a queue is processing it
     successfully: passes when the broker's dispositions (role receiver) give each delivery the accepted
     state."""
-    from .s2_6_7_flow_control import attach_sender, bodies, send_within_credit
+    from ._flow import attach_sender, bodies, send_within_credit
 
     s = open_session(ctx)
     snd = attach_sender(s, address(ctx))

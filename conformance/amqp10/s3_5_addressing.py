@@ -17,226 +17,24 @@ dynamic) is skipped.
 """
 from __future__ import annotations
 
-import time
-import uuid
-import weakref
 from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import Observation, Peer, error_condition, performative_name
-from amqpspec.peer.base import Closed
-from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, EmptyFrame, Message, Symbol, spec, transfer_frames
+from amqpspec.peer.amqp10 import Observation, Peer, performative_name
+from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, Symbol, spec
 from amqpspec.wire.amqp10.composite import DescribedBase, show
 
-from ._common import WAIT, address, counters, grant, session
+from ._addressing import (
+    ABSENT_WINDOW, Arrivals, accept, as_values, attach_answer, deliver, describe_frame, link_name, open_receiver,
+    open_sender, refusal, token,
+)
+from ._common import address, grant, session
 
-ABSENT_WINDOW = 0.5     # how long a message that must not (re)appear is watched for, after a sentinel
 OUTCOME_DESCRIPTORS = {cls.DESCRIPTOR: cls.NAME for cls in spec.OUTCOMES}    # "amqp:accepted:list" -> "accepted"
 OUTCOME_CODES = {int(cls.CODE): cls.NAME for cls in spec.OUTCOMES}
 LIFETIME_POLICIES = (spec.DeleteOnClose, spec.DeleteOnNoLinks, spec.DeleteOnNoMessages, spec.DeleteOnNoLinksOrMessages)
-# (channel, our handle) -> the broker's handle of each receiving link opened by open_receiver, per peer
-_BROKER_HANDLES: "weakref.WeakKeyDictionary[Peer, dict[tuple[int, int], int]]" = weakref.WeakKeyDictionary()
 REPORT_ACTUAL = "amqp10:2.6.3/5"   # "... the endpoint MUST report the actual properties of the terminus as created"
-
-
-# ============================================================================ helpers (also used by s4)
-
-def link_name(ctx: Context, what: str) -> str:
-    return f"{ctx.name(what)}-{uuid.uuid4().hex[:6]}"
-
-
-def attach_answer(peer: Peer, ch: int, name: str, *, role: bool, source: Any, target: Any,
-                  window: float = WAIT, **attach: Any) -> tuple[int, Any, Observation]:
-    """Sends an attach and collects frames until the broker's attach of that name, an end or a close.
-
-    Returns our handle, the broker's attach (None when none came) and the observation; other
-    frames that arrive meanwhile (the broker's flow) stay in the observation.
-    """
-    h, _ = peer.attach(ch, name=name, role=role, source=source, target=target, wait=False, **attach)
-
-    def answered(item: Any) -> bool:
-        got = performative_name(item)
-        if got == "attach" and str(item.performative.name) == name:
-            return True
-        return got == "close" or (got == "end" and item.channel == ch)
-
-    obs = peer.observe(window, stop=answered)
-    found = [f for f in obs.performatives("attach", ch) if str(f.performative.name) == name]  # type: ignore[union-attr]
-    return h, (found[0].performative if found else None), obs  # type: ignore[union-attr]
-
-
-def refusal(obs: Observation, attach: Any) -> str | None:
-    """Why the link did not come up (None when the broker attached without ending anything)."""
-    ending = [f for f in obs.frames() if performative_name(f) in ("close", "end")]
-    if ending:
-        return f"the broker answered with {describe_frame(ending[0])}"
-    if attach is None:
-        return f"the broker did not attach the link ({obs.describe()})"
-    return None
-
-
-def as_values(value: Any) -> list[Any]:
-    """A multiple field as a list: null and the empty array are no value (types 1.4), a single value is one."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    return [value]
-
-
-def post(peer: Peer, ch: int, handle: int, message: Message | bytes, *, state: Any = None, settled: bool = False,
-         tag: bytes | None = None, more: bool = False) -> int:
-    """One delivery (octets become a single data section); returns its delivery-id.
-
-    ``state`` goes on every transfer frame of the delivery (a transactional-state: 4.4.1 wants
-    all of them associated with the transaction); ``more`` sends only a first frame announcing
-    more to come, and the rest never follows.
-    """
-    c = counters(peer, ch)
-    delivery_id = c.next_outgoing_id
-    c.next_outgoing_id += 1
-    c.delivery_count[handle] = c.delivery_count.get(handle, 0) + 1
-    transfer = spec.Transfer(handle=handle, delivery_id=delivery_id, delivery_tag=tag or uuid.uuid4().bytes[:8],
-                             message_format=0, settled=settled or None, state=state)
-    payload = (message if isinstance(message, Message) else Message(body=message)).encode()
-    if more:
-        peer.send(AMQPFrame(ch, transfer.replace(more=True), payload[: max(1, len(payload) // 2)]))
-    else:
-        room = peer.opened.max_frame_size - (0 if state is None else len(AMQPFrame(0, state).encode()))
-        frames = transfer_frames(ch, transfer, payload, room)
-        if state is not None:  # every frame of a transactional delivery names the transaction (4.4.1)
-            frames = [frames[0]] + [AMQPFrame(ch, f.performative.replace(state=state), f.payload) for f in frames[1:]]
-        peer.send(*frames)
-    return delivery_id
-
-
-def disposition_for(peer: Peer, ch: int, delivery_id: int, *, timeout: float = WAIT) -> tuple[Any, list[Any]]:
-    """Waits for the broker's disposition (as receiver) covering ``delivery_id``.
-
-    Returns (the disposition or None, every other frame read meanwhile); stops at an end,
-    close or detach with an error, which are among the other frames.
-    """
-    others: list[Any] = []
-    while True:
-        item = peer.recv(timeout)
-        if item is None or isinstance(item, Closed):
-            return None, others
-        if isinstance(item, EmptyFrame):
-            continue
-        name = performative_name(item)
-        if name == "disposition" and item.channel == ch:  # type: ignore[union-attr]
-            d = item.performative  # type: ignore[union-attr]
-            first = int(d.first)
-            last = int(d.last) if d.last is not None else first
-            if d.role is spec.Role.RECEIVER and first <= delivery_id <= last:
-                return d, others
-        others.append(item)
-        if name == "close" or (name in ("end", "detach") and error_condition(item.performative)):  # type: ignore[union-attr]
-            return None, others
-
-
-def deliver(peer: Peer, ch: int, handle: int, message: Message | bytes) -> Any:
-    """Posts a message unsettled and waits for the broker's outcome (the state of its disposition).
-
-    Frames read meanwhile (a transfer on a receiving link ...) are put back for the next reader.
-    """
-    d, others = disposition_for(peer, ch, post(peer, ch, handle, message))
-    for item in reversed(others):
-        peer.unread(item)
-    return None if d is None else d.state
-
-
-class Arrivals:
-    """Deliveries arriving on one session: payloads joined over transfer frames, by handle."""
-
-    def __init__(self, peer: Peer, ch: int) -> None:
-        self.peer = peer
-        self.ch = ch
-        self.got: list[tuple[int, spec.Transfer, bytes]] = []    # (handle, first transfer, payload)
-        self.others: list[Any] = []
-        self._partial: dict[int, tuple[spec.Transfer, bytearray]] = {}
-
-    def until(self, done: Any, timeout: float = WAIT) -> bool:
-        """Reads frames until ``done(self)`` is true (True) or ``timeout`` passes / the link or session ends."""
-        stop = time.monotonic() + timeout
-        while not done(self):
-            left = stop - time.monotonic()
-            if left <= 0:
-                return False
-            item = self.peer.recv(left)
-            if item is None or isinstance(item, Closed):
-                return done(self)
-            if isinstance(item, EmptyFrame):
-                continue
-            name = performative_name(item)
-            if name == "transfer" and item.channel == self.ch:  # type: ignore[union-attr]
-                t = item.performative  # type: ignore[union-attr]
-                h = int(t.handle)
-                first, data = self._partial.get(h, (t, bytearray()))
-                data += bytes(item.payload)  # type: ignore[union-attr]
-                if t.more:
-                    self._partial[h] = (first, data)
-                    continue
-                self._partial.pop(h, None)
-                if not t.aborted:
-                    self.got.append((h, first, bytes(data)))
-                continue
-            self.others.append(item)
-            if name == "close" or (name in ("end", "detach") and error_condition(item.performative)):  # type: ignore[union-attr]
-                return done(self)
-        return True
-
-    def with_token(self, token: bytes, handle: int | None = None) -> list[tuple[int, spec.Transfer, bytes]]:
-        """Deliveries whose payload holds ``token``; ``handle`` (ours, of a link from
-        :func:`open_receiver`) keeps those of that link, whose transfers carry the broker's handle."""
-        theirs = None if handle is None else _BROKER_HANDLES.get(self.peer, {}).get((self.ch, handle), handle)
-        return [g for g in self.got if token in g[2] and (theirs is None or g[0] == theirs)]
-
-    def errors(self) -> list[Any]:
-        return [f for f in self.others if performative_name(f) == "close"
-                or (performative_name(f) in ("end", "detach") and error_condition(f.performative))]
-
-    def describe(self) -> str:
-        parts = [f"{len(self.got)} deliveries"]
-        parts += [describe_frame(f) for f in self.errors()]
-        return "; ".join(parts)
-
-
-def describe_frame(item: Any) -> str:
-    from amqpspec.wire.amqp10 import describe
-    return describe(item)
-
-
-def accept(peer: Peer, ch: int, delivery_id: int, state: Any = None, *, settled: bool = True) -> None:
-    peer.send(AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=delivery_id, settled=settled,
-                                             state=spec.Accepted() if state is None else state)))
-
-
-def open_sender(ctx: Context, peer: Peer, ch: int, addr: str) -> int:
-    """A sending link to ``addr``; skips the case when the broker does not attach it."""
-    h, remote, obs = attach_answer(peer, ch, link_name(ctx, "snd"), role=spec.Role.SENDER, source=spec.Source(),
-                                   target=spec.Target(address=addr))
-    why = refusal(obs, remote)
-    if why is not None or remote.target is None:
-        ctx.skip(f"cannot set up a sending link to a fresh node: {why or 'the broker attached with a null target'}")
-    return h
-
-
-def open_receiver(ctx: Context, peer: Peer, ch: int, source: Any, what: str = "rcv") -> tuple[int, Any]:
-    """A receiving link with this source; skips the case when the broker refuses it. Returns (handle, attach)."""
-    h, remote, obs = attach_answer(peer, ch, link_name(ctx, what), role=spec.Role.RECEIVER, source=source,
-                                   target=spec.Target())
-    why = refusal(obs, remote)
-    if why is not None or remote.source is None:
-        ctx.skip(f"the broker did not attach a receiving link from {show(source)}: "
-                 f"{why or 'it attached with a null source'}")
-    _BROKER_HANDLES.setdefault(peer, {})[(ch, h)] = int(remote.handle)
-    return h, remote
-
-
-def token(ctx: Context, what: str) -> bytes:
-    return f"{what}-{ctx.rng.getrandbits(48):012x}".encode()
 
 
 def distribution_mode(source: Any) -> str | None:
@@ -269,7 +67,6 @@ def accepted_not_resent(ctx: Context) -> None:
         ctx.skip(f"the message was not delivered on the receiving link: {arrivals.describe()}")
     _, t, _ = arrivals.with_token(first, rcv)[0]
     accept(peer, ch, int(t.delivery_id))
-    counters(peer, ch).received_count[rcv] = 1
     deliver(peer, ch, snd, sentinel)
     grant(peer, ch, rcv, 5)
     arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
@@ -315,7 +112,6 @@ def copy_link_no_resend(ctx: Context) -> None:
         ctx.skip(f"the message was not delivered on the copy link: {arrivals.describe()}")
     _, t, _ = arrivals.with_token(first, rcv)[0]
     accept(peer, ch, int(t.delivery_id))
-    counters(peer, ch).received_count[rcv] = 1
     deliver(peer, ch, snd, sentinel)
     grant(peer, ch, rcv, 5)
     arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())

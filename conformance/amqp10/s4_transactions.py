@@ -32,7 +32,7 @@ from amqpspec.wire.amqp10 import AMQPFrame, Message, Symbol, spec
 from amqpspec.wire.amqp10.composite import show
 
 from ._common import WAIT, address, counters, grant, session
-from .s3_5_addressing import (
+from ._addressing import (
     ABSENT_WINDOW, Arrivals, accept, attach_answer, deliver, describe_frame, disposition_for, link_name,
     open_receiver, open_sender, post, refusal, token,
 )

@@ -19,7 +19,7 @@ from amqpspec.verify10 import AnyOf
 from amqpspec.wire.amqp10 import TLS_HEADER, FrameReader, ProtocolHeader
 
 from ._common import REACTION_WINDOW, WAIT
-from .s2_2_version_negotiation import (
+from ._handshake import (
     ALTERNATIVE_CLOSE, RefusesWithHeader, check_version_choice, header_of, observe_until, send_header,
 )
 

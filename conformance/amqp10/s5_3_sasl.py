@@ -25,7 +25,7 @@ from amqpspec.wire.amqp10 import (
 )
 
 from ._common import REACTION_WINDOW, WAIT
-from .s2_2_version_negotiation import (
+from ._handshake import (
     ALTERNATIVE_CLOSE, RefusesWithHeader, check_version_choice, header_of, keeps_reading, send_header,
 )
 
