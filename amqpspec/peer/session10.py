@@ -175,6 +175,7 @@ class Session:
         self.remote_channel: int | None = None
         self.remote_begin: spec.Begin | None = None
         self.next_outgoing_id = int(next_outgoing_id) % SEQ   # transfer-id of our next transfer frame
+        self.initial_outgoing_id = self.next_outgoing_id      # what our begin said
         self.incoming_window = incoming_window                # what our flows advertise
         self.outgoing_window = outgoing_window
         self.next_delivery_id = 0                             # delivery-id of our next delivery
@@ -220,7 +221,7 @@ class Session:
             return seq_diff(seq_add(int(self.remote_flow.next_incoming_id), int(self.remote_flow.incoming_window)),
                             self.next_outgoing_id)
         if self.remote_begin is not None:
-            return int(self.remote_begin.incoming_window) - seq_diff(self.next_outgoing_id, 0)
+            return int(self.remote_begin.incoming_window) - seq_diff(self.next_outgoing_id, self.initial_outgoing_id)
         return None
 
     # -- frames --------------------------------------------------------------------------

@@ -118,6 +118,7 @@ def test_next_outgoing_id_wraps(pair: Any) -> None:
     frames = snd.transfer_frames(b"y" * 1200)
     assert s.next_outgoing_id == (SEQ - 2 + len(frames)) % SEQ
     assert s.flow_frame().performative.next_outgoing_id == s.next_outgoing_id
+    assert s.remote_incoming_window == 10 - len(frames), "the broker's begin allowed 10 transfer frames"
 
 
 def test_received_transfer_frames_advance_next_incoming_id_whoever_reads(pair: Any) -> None:
