@@ -52,6 +52,22 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
 
 # ---------------------------------------------------------------------------- seconds
 
+def parse_seconds(value: Any, low: float = 0.0, high: float = DAY, *, low_open: bool = False) -> float:
+    """``value`` as a finite number of seconds within [low, high]; ValueError with a one-line
+    reason otherwise (shared by :class:`Seconds` and the pytest plugin's options)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number of seconds") from None
+    if not math.isfinite(seconds):
+        raise ValueError(f"{value!r} is not a finite number of seconds")
+    too_low = seconds <= low if low_open else seconds < low
+    if too_low or seconds > high:
+        lower = f"more than {low:g}" if low_open else f"at least {low:g}"
+        raise ValueError(f"{seconds:g} is out of range: give {lower} and at most {high:g} seconds")
+    return seconds
+
+
 class Seconds(click.ParamType):
     """A number of seconds: finite, within [low, high] (by default at most a day).
 
@@ -68,16 +84,9 @@ class Seconds(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
-        too_low = seconds <= self.low if self.low_open else seconds < self.low
-        if too_low or seconds > self.high:
-            lower = f"more than {self.low:g}" if self.low_open else f"at least {self.low:g}"
-            self.fail(f"{seconds:g} is out of range: give {lower} and at most {self.high:g} seconds", param, ctx)
-        return seconds
+            return parse_seconds(value, self.low, self.high, low_open=self.low_open)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
     def __repr__(self) -> str:
         return f"Seconds({self.low:g}, {self.high:g})"

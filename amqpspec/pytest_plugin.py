@@ -60,7 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--amqp-exclude", action="append", default=[], metavar="GLOB",
                     help="Do not collect cases whose id matches (repeatable).")
     group.addoption("--amqp-json", metavar="FILE", help="Write the JSON-lines results here, as `amqpspec run --json`.")
-    group.addoption("--amqp-timeout", type=float, metavar="S", help="Per-case deadline in seconds (default: each case's own).")
+    group.addoption("--amqp-timeout", type=_seconds, metavar="S", help="Per-case deadline in seconds (default: each case's own).")
     group.addoption("--amqp-jobs", type=int, metavar="N",
                     help="Cases run in parallel, ahead of pytest's reporting (default: as `amqpspec run`).")
     group.addoption("--amqp-seed", type=int, metavar="N", help="Seed for all randomness (default: random, shown in the header).")
@@ -71,6 +71,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--amqp-no-profile", action="store_true", help="Report documented deviations as plain failures.")
     group.addoption("--amqp-cafile", metavar="FILE", help="CA certificate(s) to verify an amqps:// broker.")
     group.addoption("--amqp-insecure", action="store_true", help="Do not verify the broker's TLS certificate.")
+
+
+def _seconds(text: str) -> float:
+    """A per-case deadline as `amqpspec run --timeout` takes it (nan, inf and 1e300 refused)."""
+    import argparse
+
+    from amqpspec.cliutil import parse_seconds
+
+    try:
+        return parse_seconds(text, 0.1)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -113,6 +113,15 @@ def test_bad_seconds_are_one_line_usage_errors(args: tuple[str, ...]) -> None:
     assert "seconds" in line or "duration" in line
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300"])
+def test_the_pytest_plugin_refuses_bad_seconds_as_a_usage_error(value: str, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--amqp-url", "amqp://guest:guest@127.0.0.1:1/",
+                           "--amqp-timeout", value, "--co", "-q", "-p", "no:cacheprovider"], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
+    assert "--amqp-timeout" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_a_vhost_over_255_octets_is_a_usage_error() -> None:
     proc = amqpspec("run", "amqp://guest:guest@127.0.0.1:1/" + "v" * 300, timeout=30)
     assert "virtual host is 300 octets" in assert_one_line_usage_error(proc)
