@@ -16,13 +16,14 @@ from typing import Any, Callable
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.session10 import Sender, Session, begin, fetch, publish
 from amqpspec.verify10 import ConnectionError, LinkError, SessionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._common import WAIT, address, send_message
+from ._common import WAIT, address
 from ._links import (
-    Link, Sess, attach, await_answer, ends, ends_or_attach, fetch, fresh_sender_marker, link_name, next_delivery_id,
-    outcome_for, payload, put, session, settled_outcome, tag, texts, token,
+    await_answer, ends, ends_or_attach, fresh_sender_marker, link_name, outcome_for, payload, settled_outcome, tag,
+    texts, token,
 )
 
 G_RCV_SECOND_ON_FIRST = "If the negotiated link value is first, then it is illegal to set this field to second."
@@ -34,31 +35,31 @@ G_FORMAT_DIFFERS = ("It is an error if the message-format on a continuation tran
                     "on the first transfer of a delivery.")
 
 
-def _sender(ctx: Context, s: Sess, addr: str, **fields: Any) -> Link:
-    return attach(s, link_name(ctx, "snd"), spec.Role.SENDER, source=spec.Source(), target=spec.Target(address=addr),
-                  **fields)
+def _sender(ctx: Context, s: Session, addr: str, **fields: Any) -> Sender:
+    return s.sender(addr, name=link_name(ctx, "snd"), **fields)
 
 
-def _rcv_mode(link: Link) -> int:
+def _rcv_mode(link: Sender) -> int:
     value = link.remote.rcv_settle_mode
     return 0 if value is None else int(value)
 
 
-def _rcv_name(link: Link) -> str:
+def _rcv_name(link: Sender) -> str:
     value = link.remote.rcv_settle_mode
     return "unset (first)" if value is None else {0: "first", 1: "second"}.get(int(value), str(value))
 
 
-def _any_error(s: Sess) -> Any:
+def _any_error(s: Session) -> Any:
     return LinkError(channel=s.remote) | SessionError(channel=s.remote) | ConnectionError()
 
 
-def _is_error(ctx: Context, wrong: Callable[[Sess, Link, int], list[AMQPFrame]], guideline: str, **link_fields: Any) -> None:
+def _is_error(ctx: Context, wrong: Callable[[Session, Sender], list[AMQPFrame]], guideline: str,
+              **link_fields: Any) -> None:
     """Sends the frames ``wrong`` builds on a sending link, then an attach marker on the session: the broker
     must report an error of some scope (link, session or connection) before it answers the marker."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     link = _sender(ctx, s, address(ctx), **link_fields)
-    s.peer.send(*wrong(s, link, next_delivery_id(s.peer, s.ch)))
+    s.peer.send(*wrong(s, link))
     mark = fresh_sender_marker(ctx, s)
     stop = ends_or_attach(s, mark)
     obs = s.peer.observe(WAIT, stop=lambda f: stop(f) or (performative_name(f) == "detach" and f.channel == s.remote
@@ -74,14 +75,14 @@ def rcv_settle_mode_first(ctx: Context) -> None:
     and sends one unsettled message. Passes when the broker's attach says first (or leaves it unset; 2.7.3
     SHOULD: the receiver respects the mode the sender asks for) and the broker, as receiver, settles the
     delivery without waiting for us: a disposition covering it with settled=true (2.7.5, MUST)."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     link = _sender(ctx, s, address(ctx), rcv_settle_mode=spec.ReceiverSettleMode.FIRST)
     ctx.record(_rcv_mode(link) == 0, expected="rcv-settle-mode first (or unset) in the broker's attach",
                observed=f"rcv-settle-mode {_rcv_name(link)}", what="the mode asked for is honoured",
                clauses=("amqp10:2.7.3/6",))
     if _rcv_mode(link) != 0:
         return
-    delivery_id = send_message(s.peer, s.ch, link.handle, token(ctx))
+    delivery_id = link.send(token(ctx))
     obs = s.peer.observe(WAIT, stop=settled_outcome(s, delivery_id))
     got = outcome_for(obs, s.remote, delivery_id)
     ctx.record(any(bool(d.settled) for d in got), expected=f"a settled disposition covering delivery-id {delivery_id}",
@@ -95,17 +96,15 @@ def rcv_settle_mode_second(ctx: Context) -> None:
     attach says second: passes when its dispositions for the delivery are not settled (it MUST NOT settle
     before our settled disposition), which we then send. Skipped when the broker refuses the link or
     answers with mode first (it need not support second)."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     name = link_name(ctx, "second")
-    link = attach(s, name, spec.Role.SENDER, source=spec.Source(), target=spec.Target(address=address(ctx)),
-                  rcv_settle_mode=spec.ReceiverSettleMode.SECOND, wait=False)
+    link = s.sender(address(ctx), name=name, rcv_settle_mode=spec.ReceiverSettleMode.SECOND, wait=False)
     ans = await_answer(s, name)
     if not ans.attached:
         ctx.skip(f"the broker did not attach the link in rcv-settle-mode second: {ans.describe()}")
-    link.remote = ans.attach
     if _rcv_mode(link) != 1:
         ctx.skip(f"the broker's attach has rcv-settle-mode {_rcv_name(link)}: it does not support second")
-    delivery_id = send_message(s.peer, s.ch, link.handle, token(ctx))
+    delivery_id = link.send(token(ctx))
     stop_end = ends(s)
     obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (performative_name(f) == "disposition" and f.channel == s.remote))
     got = outcome_for(obs, s.remote, delivery_id)
@@ -121,17 +120,21 @@ def second_on_first_link(ctx: Context) -> None:
     """On a sending link attached with rcv-settle-mode first, sends a transfer with rcv-settle-mode second.
     Passes when the broker reports an error: a detach of the link, an end of the session or a close,
     each with an error."""
-    def wrong(s: Sess, link: Link, did: int) -> list[AMQPFrame]:
+    def wrong(s: Session, link: Sender) -> list[AMQPFrame]:
         if _rcv_mode(link) != 0:
             ctx.skip(f"the broker's attach has rcv-settle-mode {_rcv_name(link)}, not first")
-        return [AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=did, delivery_tag=tag(ctx), message_format=0,
-                                              rcv_settle_mode=spec.ReceiverSettleMode.SECOND), payload(token(ctx)))]
+        return link.transfer_frames(token(ctx), settled=None, tag=tag(ctx),
+                                    rcv_settle_mode=spec.ReceiverSettleMode.SECOND)
     _is_error(ctx, wrong, G_RCV_SECOND_ON_FIRST, rcv_settle_mode=spec.ReceiverSettleMode.FIRST)
 
 
 # ============================================================================ continuation transfers
-def _two_frames(ctx: Context, second: Callable[[Link, int, bytes], spec.Transfer]) -> Callable[[Sess, Link, int], list[AMQPFrame]]:
-    def build(s: Sess, link: Link, did: int) -> list[AMQPFrame]:
+def _two_frames(ctx: Context, second: Callable[[Sender, int, bytes], spec.Transfer]
+                ) -> Callable[[Session, Sender], list[AMQPFrame]]:
+    """A delivery in two transfer frames, the second one's transfer built by ``second(link, delivery-id, tag)``
+    (the frames are the case's own: the session counts two transfer ids for them)."""
+    def build(s: Session, link: Sender) -> list[AMQPFrame]:
+        did = s.take_delivery_id(2)
         data = payload(token(ctx, "split"))
         t1 = tag(ctx)
         return [AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=did, delivery_tag=t1, message_format=0,
@@ -168,22 +171,28 @@ def continuation_message_format_differs(ctx: Context) -> None:
 
 
 # ============================================================================ aborted and resumed deliveries
+def _ignored(ctx: Context, what: str, **transfer: Any) -> None:
+    """Sends a whole message in one transfer carrying the ``transfer`` fields, waits until the broker answered
+    a marker link (it has read the transfer), then puts a marker message into the node from another
+    connection. Passes when the node's first message is the marker."""
+    addr = address(ctx)
+    s = begin(ctx.connect())
+    link = _sender(ctx, s, addr)
+    ignored = token(ctx, what)
+    s.peer.send(*link.transfer_frames(ignored, settled=None, tag=tag(ctx), **transfer))
+    s.peer.observe(WAIT, stop=ends_or_attach(s, fresh_sender_marker(ctx, s)))
+    marker = token(ctx, "marker")
+    publish(ctx, addr, marker)
+    got = texts(fetch(ctx, addr, until=marker))
+    ctx.record(got[:1] == [marker], expected=f"the marker {marker!r} first, no {ignored!r}", observed=f"read back: {got}")
+
+
 @case("amqp10/2.7.5/aborted-payload-ignored", title="the payload of a transfer marked aborted is ignored",
       clauses=("amqp10:2.7.5/20", "amqp10:2.6.14/5"))
 def aborted_payload_ignored(ctx: Context) -> None:
     """Sends a whole message in one transfer with aborted=true, then a marker message from another connection.
     Passes when the node's first message is the marker: the aborted payload MUST be ignored."""
-    addr = address(ctx)
-    s = session(ctx)
-    link = _sender(ctx, s, addr)
-    aborted = token(ctx, "aborted")
-    s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=next_delivery_id(s.peer, s.ch),
-                                              delivery_tag=tag(ctx), message_format=0, aborted=True), payload(aborted)))
-    s.peer.observe(WAIT, stop=ends_or_attach(s, fresh_sender_marker(ctx, s)))
-    marker = token(ctx, "marker")
-    put(ctx, addr, marker)
-    got = texts(fetch(ctx, addr, until=marker))
-    ctx.record(got[:1] == [marker], expected=f"the marker {marker!r} first, no {aborted!r}", observed=f"read back: {got}")
+    _ignored(ctx, "aborted", aborted=True)
 
 
 @case("amqp10/2.7.5/aborted-overrides-more", title="a transfer with aborted and more set ends the delivery; the next one is new",
@@ -194,15 +203,15 @@ def aborted_overrides_more(ctx: Context) -> None:
     the aborted delivery reaches the node (2.6.14, MUST) and M arrives as a message of its own, unchanged
     (2.7.5: the receiver SHOULD ignore more on an aborted transfer)."""
     addr = address(ctx)
-    s = session(ctx)
+    s = begin(ctx.connect())
     link = _sender(ctx, s, addr)
     aborted = token(ctx, "aborted")
     data = payload(aborted)
-    s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=next_delivery_id(s.peer, s.ch),
+    s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=s.take_delivery_id(2),
                                               delivery_tag=tag(ctx), message_format=0, more=True), data[:8]),
                 AMQPFrame(s.ch, spec.Transfer(handle=link.handle, aborted=True, more=True), data[8:]))
     after = token(ctx, "next")
-    last = send_message(s.peer, s.ch, link.handle, after, tag=tag(ctx))
+    last = link.send(after, tag=tag(ctx))
     s.peer.observe(WAIT, stop=settled_outcome(s, last))
     got = fetch(ctx, addr, until=after, timeout=1.5)
     leaked = [r for r in got if aborted.encode() in r.payload]
@@ -219,14 +228,4 @@ def resume_unknown_delivery(ctx: Context) -> None:
     """On a new sending link (no unsettled map exchanged) sends a whole message in a transfer with resume=true
     and a tag the broker never saw, then a marker message from another connection. Passes when the node's
     first message is the marker: a resumed delivery not in the receiver's unsettled map MUST be ignored."""
-    addr = address(ctx)
-    s = session(ctx)
-    link = _sender(ctx, s, addr)
-    resumed = token(ctx, "resumed")
-    s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=next_delivery_id(s.peer, s.ch),
-                                              delivery_tag=tag(ctx), message_format=0, resume=True), payload(resumed)))
-    s.peer.observe(WAIT, stop=ends_or_attach(s, fresh_sender_marker(ctx, s)))
-    marker = token(ctx, "marker")
-    put(ctx, addr, marker)
-    got = texts(fetch(ctx, addr, until=marker))
-    ctx.record(got[:1] == [marker], expected=f"the marker {marker!r} first, no {resumed!r}", observed=f"read back: {got}")
+    _ignored(ctx, "resumed", resume=True)
