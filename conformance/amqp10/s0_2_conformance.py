@@ -14,11 +14,13 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.peer.amqp10 import Observation
 from amqpspec.peer.amqp10 import error_condition, performative_name
-from amqpspec.wire.amqp10 import ProtocolHeader, Symbol, spec
+from amqpspec.peer.session10 import begin
+from amqpspec.wire.amqp10 import ProtocolHeader, Symbol, describe, spec
 from amqpspec.wire.amqp10.composite import show
 
-from ._common import WAIT
-from ._addressing import as_values, attach_answer, describe_frame, link_name
+from ._common import WAIT, link_name
+from ._addressing import as_values
+from ._links import ends_or_attach
 
 
 @case("amqp10/0.2/coordinator-attach-answered",
@@ -30,13 +32,13 @@ def coordinator_attach_answered(ctx: Context) -> None:
     a null or other target when it does not admit the link, 2.6.3), or with a detach, end or
     close carrying an error -- not with silence or a dropped socket. SHOULD (0.2 recommends it
     for messaging intermediaries): its attach's target is a coordinator."""
-    peer = ctx.connect()
-    ch, _ = peer.begin()
-    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "txn-ctl"), role=spec.Role.SENDER,
-                                   source=spec.Source(outcomes=[Symbol("amqp:accepted:list"),
-                                                                Symbol("amqp:rejected:list")]),
-                                   target=spec.Coordinator(capabilities=[Symbol("amqp:local-transactions")]),
-                                   window=WAIT)
+    s = begin(ctx.connect(), timeout=5.0)
+    name = link_name(ctx, "txn-ctl")
+    s.sender(name=name, source=spec.Source(outcomes=[Symbol("amqp:accepted:list"), Symbol("amqp:rejected:list")]),
+             target=spec.Coordinator(capabilities=[Symbol("amqp:local-transactions")]), wait=False)
+    obs = s.peer.observe(WAIT, stop=ends_or_attach(s, name))
+    remote = next((f.performative for f in obs.performatives("attach", s.remote) if str(f.performative.name) == name),
+                  None)
     errors = [f for f in obs.frames() if performative_name(f) in ("detach", "end", "close")
               and error_condition(f.performative)]
     answered = remote is not None or bool(errors)
@@ -44,7 +46,7 @@ def coordinator_attach_answered(ctx: Context) -> None:
                expected="an attach, or a detach/end/close carrying an error", observed=obs.describe())
     coordinator = remote is not None and isinstance(remote.target, spec.Coordinator) and not errors
     shown = f"target {show(remote.target)}" if remote is not None else \
-        "; ".join(describe_frame(f) for f in errors) or obs.describe()
+        "; ".join(describe(f) for f in errors) or obs.describe()
     ctx.record(coordinator, what="the broker acts as a transactional resource", clauses=("amqp10:0.2/11", "amqp10:0.2/12"),
                expected="its attach names a coordinator target", observed=shown)
 

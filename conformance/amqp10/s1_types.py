@@ -23,19 +23,19 @@ application-properties of a message, which the broker must deliver unchanged.
 """
 from __future__ import annotations
 
-import uuid
 from typing import Any, Callable
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import Observation, Peer, UnexpectedReply, error_condition, performative_name
 from amqpspec.peer.base import Closed, DeadlineExceeded
+from amqpspec.peer.session10 import Link, Receiver, Sender, begin, session_of
 from amqpspec.wire.amqp10 import (
     AMQPFrame, Array, Encoded, Message, ProtocolHeader, Raw, Symbol, describe, spec, types,
 )
 from amqpspec.wire.amqp10.composite import Composite, DescribedBase, coerce, show
 
-from ._common import REACTION_WINDOW, WAIT, address
+from ._common import REACTION_WINDOW, WAIT, address, link_name
 
 DECODE_ERROR = "amqp:decode-error"
 INVALID_FIELD = "amqp:invalid-field"
@@ -80,9 +80,10 @@ class Exchange:
 
         peer.recv = recv  # type: ignore[method-assign]
 
-    def send(self, ch: int, perf: Any, payload: bytes = b"") -> None:
+    def send(self, frame: AMQPFrame) -> None:
+        """A frame of the session layer (or a close) as ``transform`` writes its performative."""
         assert self.peer is not None
-        self.peer.send(AMQPFrame(ch, deep(perf, self.transform), payload))
+        self.peer.send(AMQPFrame(frame.channel, deep(frame.performative, self.transform), frame.payload))
 
     def wait(self, what: str, name: str, ch: int | None, match: Callable[[Any], bool] | None = None) -> Any:
         assert self.peer is not None
@@ -106,55 +107,53 @@ class Exchange:
                 ctx.skip(f"SASL authentication failed: {show(outcome)}")
         peer.send(ProtocolHeader.amqp())
         peer.expect_header()
-        self.send(0, spec.Open(container_id=ctx.name("types"), hostname=ctx.target.host, max_frame_size=MAX_FRAME,
-                               **self.open_fields))
+        self.send(AMQPFrame(0, spec.Open(container_id=ctx.name("types"), hostname=ctx.target.host,
+                                         max_frame_size=MAX_FRAME, **self.open_fields)))
         remote = self.wait("open answered", "open", 0)
         if remote is None:
             return False
         opened(peer, remote.performative)
-        ch = 0
-        self.send(ch, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))
+        s = session_of(peer, 0)   # the layer counts from here: its frames are built, the transform applied
+        peer.reserve_channel(0)
+        self.send(s.begin_frame())
         if self.wait("begin answered", "begin", None) is None:
             return False
+        ch = s.remote
         addr = address(ctx)
-        snd_name, rcv_name = f"{ctx.name('snd')}-{uuid.uuid4().hex[:6]}", f"{ctx.name('rcv')}-{uuid.uuid4().hex[:6]}"
-        self.send(ch, spec.Attach(name=snd_name, handle=0, role=spec.Role.SENDER, source=spec.Source(),
-                                  target=spec.Target(address=addr), initial_delivery_count=0))
-        snd = self.wait("sending link attached", "attach", ch, lambda f: str(f.performative.name) == snd_name)
-        if snd is None:
+        snd = Sender(s, link_name(ctx, "snd"), 0)
+        self.send(snd.attach_frame(source=spec.Source(), target=spec.Target(address=addr)))
+        if self.wait("sending link attached", "attach", ch, lambda f: str(f.performative.name) == snd.name) is None:
             return False
         if self.wait("credit granted", "flow", ch, lambda f: f.performative.handle is not None
-                     and int(f.performative.handle) == int(snd.performative.handle)
+                     and int(f.performative.handle) == snd.remote_handle
                      and int(f.performative.link_credit or 0) > 0) is None:
             return False
         tag = f"body-{ctx.rng.getrandbits(48):012x}".encode()
-        self.send(ch, spec.Transfer(handle=0, delivery_id=0, delivery_tag=b"\x00\x01", message_format=0, settled=False),
-                  Message(body=tag).encode())
+        for frame in snd.transfer_frames(Message(body=tag), tag=b"\x00\x01"):
+            self.send(frame)
         if self.wait("transfer accepted", "disposition", ch, lambda f: f.performative.role is spec.Role.RECEIVER
-                     and int(f.performative.first) == 0) is None:
+                     and int(f.performative.first) == snd.ids[-1]) is None:
             return False
-        self.send(ch, spec.Attach(name=rcv_name, handle=1, role=spec.Role.RECEIVER, source=spec.Source(address=addr),
-                                  target=spec.Target()))
-        rcv = self.wait("receiving link attached", "attach", ch, lambda f: str(f.performative.name) == rcv_name)
-        if rcv is None:
+        rcv = Receiver(s, link_name(ctx, "rcv"), 1)
+        self.send(rcv.attach_frame(source=spec.Source(address=addr), target=spec.Target()))
+        if self.wait("receiving link attached", "attach", ch, lambda f: str(f.performative.name) == rcv.name) is None:
             return False
-        self.send(ch, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=1, outgoing_window=2048,
-                                handle=1, delivery_count=0, link_credit=1))
+        self.send(rcv.grant_frame(1))
         got = self.wait("message delivered", "transfer", ch, lambda f: int(f.performative.handle)
-                        == int(rcv.performative.handle) and tag in bytes(f.payload))
+                        == rcv.remote_handle and tag in bytes(f.payload))
         if got is None:
             return False
-        self.send(ch, spec.Disposition(role=spec.Role.RECEIVER, first=int(got.performative.delivery_id), settled=True,
-                                       state=spec.Accepted()))
-        for h, remote_attach, what in ((0, snd, "sending"), (1, rcv, "receiving")):
-            self.send(ch, spec.Detach(handle=h, closed=True))
+        self.send(rcv.disposition_frame(int(got.performative.delivery_id)))
+        links: tuple[tuple[Link, str], ...] = ((snd, "sending"), (rcv, "receiving"))
+        for link, what in links:
+            self.send(link.detach_frame(closed=True))
             if self.wait(f"{what} link detached", "detach", ch,
-                         lambda f, r=remote_attach: int(f.performative.handle) == int(r.performative.handle)) is None:
+                         lambda f, theirs=link.remote_handle: int(f.performative.handle) == theirs) is None:
                 return False
-        self.send(ch, spec.End())
+        self.send(s.end_frame())
         if self.wait("session ended", "end", ch) is None:
             return False
-        self.send(0, spec.Close())
+        self.send(AMQPFrame(0, spec.Close()))
         peer.close_sent = True
         return self.wait("connection closed", "close", 0) is not None
 
@@ -380,12 +379,9 @@ def null_mandatory_field(ctx: Context) -> None:
     open with a null container-id is amqp10/2.7.1/no-container-id). Passes when the broker
     answers with an error of any scope (detach, end or close carrying an error, or the socket
     closed); amqp:invalid-field or amqp:decode-error is a separate guideline check."""
-    peer = ctx.connect()
-    ch, _ = peer.begin()
-    peer.send(AMQPFrame(ch, spec.Attach(name=f"{ctx.name('null-role')}-{uuid.uuid4().hex[:6]}", handle=0, role=None,
-                                        source=spec.Source(), target=spec.Target(address=address(ctx)),
-                                        initial_delivery_count=0)))
-    _refusal_checks(ctx, _attach_reaction(peer, ch), MANDATORY_DOC)
+    s = begin(ctx.connect(), timeout=5.0)
+    s.sender(address(ctx), name=link_name(ctx, "null-role"), role=None, wait=False)
+    _refusal_checks(ctx, _attach_reaction(s.peer, s.remote), MANDATORY_DOC)
 
 
 @case("amqp10/1.6.23/odd-map-refused", title="an open whose properties map has an odd number of items is refused",
@@ -408,12 +404,9 @@ def invalid_utf8_refused(ctx: Context) -> None:
     """Attaches a link whose name is a str8 holding the octets ff fe 80 (no UTF-8 sequence; 1.6.20:
     a string is UTF-8). Passes when the broker answers with an error of any scope (detach, end
     or close carrying an error, or the socket closed), not by attaching the link."""
-    peer = ctx.connect()
-    ch, _ = peer.begin()
-    name = Raw(b"\xa1\x03\xff\xfe\x80")
-    peer.send(AMQPFrame(ch, spec.Attach(name=name, handle=0, role=spec.Role.SENDER, source=spec.Source(),
-                                        target=spec.Target(address=address(ctx)), initial_delivery_count=0)))
-    _refusal_checks(ctx, _attach_reaction(peer, ch), UTF8_DOC)
+    s = begin(ctx.connect(), timeout=5.0)
+    s.sender(address(ctx), name=Raw(b"\xa1\x03\xff\xfe\x80"), wait=False)  # type: ignore[arg-type]
+    _refusal_checks(ctx, _attach_reaction(s.peer, s.remote), UTF8_DOC)
 
 
 @case("amqp10/1.6.21/non-ascii-symbol-refused", title="a distribution-mode symbol with non-ASCII octets is refused",
@@ -423,14 +416,10 @@ def non_ascii_symbol_refused(ctx: Context) -> None:
     6d c3 b6 76 65 ("m\u00f6ve" in UTF-8; 1.6.21: a symbol is seven-bit ASCII). Passes when the
     broker answers with an error of any scope, not by attaching the link as if the symbol were
     valid."""
-    peer = ctx.connect()
-    ch, _ = peer.begin()
-    name = f"{ctx.name('rcv')}-{uuid.uuid4().hex[:6]}"
+    s = begin(ctx.connect(), timeout=5.0)
     bad = Raw(b"\xa3\x05m\xc3\xb6ve")
-    peer.send(AMQPFrame(ch, spec.Attach(name=name, handle=0, role=spec.Role.RECEIVER,
-                                        source=spec.Source(address=address(ctx), distribution_mode=bad),
-                                        target=spec.Target())))
-    _refusal_checks(ctx, _attach_reaction(peer, ch), ASCII_DOC)
+    s.receiver(name=link_name(ctx, "rcv"), source=spec.Source(address=address(ctx), distribution_mode=bad), wait=False)
+    _refusal_checks(ctx, _attach_reaction(s.peer, s.remote), ASCII_DOC)
 
 
 # ============================================================================ map order
@@ -441,27 +430,38 @@ def map_order_kept(ctx: Context) -> None:
     """Sends a message whose application-properties hold eight keys in a shuffled (not sorted)
     order and receives it back: maps are ordered (two maps differing only in order are not
     equal), so the delivered application-properties must list the keys in the order sent."""
-    from ._addressing import Arrivals, deliver, open_receiver, open_sender
-    from ._common import grant, session
-
     keys = [f"k{i}-{ctx.rng.getrandbits(16):04x}" for i in range(8)]
     ctx.rng.shuffle(keys)
     if keys == sorted(keys):
         keys.reverse()
     props = {k: i for i, k in enumerate(keys)}
-    peer, ch = session(ctx)
+    s = begin(ctx.connect(), timeout=5.0)
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = _attached(ctx, lambda: s.sender(addr, name=link_name(ctx, "snd")), "a sending link to a fresh node")
     tag = f"order-{ctx.rng.getrandbits(48):012x}".encode()
-    if not isinstance(deliver(peer, ch, snd, Message(application_properties=props, body=tag)), spec.Accepted):
+    did = snd.send(Message(application_properties=props, body=tag))
+    if not isinstance(snd.wait_outcomes().get(did), spec.Accepted):
         ctx.skip("the broker did not accept the message")
-    rcv, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr))
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 1)
-    if not arrivals.until(lambda a: a.with_token(tag, rcv)):
-        ctx.skip(f"the message was not delivered: {arrivals.describe()}")
-    _, _, payload = arrivals.with_token(tag, rcv)[0]
-    got = Message.decode(payload).application_properties
-    received = [str(k) for k in got.value.keys()] if got is not None and hasattr(got.value, "keys") else None
+    rcv = _attached(ctx, lambda: s.receiver(addr, name=link_name(ctx, "rcv")), f"a receiving link from {addr}")
+    rcv.grant(1)
+    got = [d for d in rcv.receive(1, WAIT) if tag in d.payload]
+    if not got:
+        ctx.skip(f"the message was not delivered: {len(rcv.deliveries())} deliveries; "
+                 f"{'; '.join(describe(f) for f in s.error_frames()) or 'no error'}")
+    props_got = got[0].message().application_properties
+    received = [str(k) for k in props_got.value.keys()] if props_got is not None and hasattr(props_got.value, "keys") \
+        else None
     ctx.record(received == keys, expected=f"application-properties keys in the order sent: {keys}",
                observed=f"keys received: {received}")
+
+
+def _attached(ctx: Context, attach: Callable[[], Any], what: str) -> Any:
+    """The link ``attach`` makes; skips the case when the broker does not attach it to a terminus."""
+    try:
+        link = attach()
+    except (UnexpectedReply, DeadlineExceeded) as exc:
+        ctx.skip(f"cannot set up {what}: {exc}")
+    terminus = link.remote.target if link.role is spec.Role.SENDER else link.remote.source
+    if terminus is None or link.remote_detach is not None or link.s.ended is not None:
+        ctx.skip(f"cannot set up {what}: the broker attached it without a terminus")
+    return link

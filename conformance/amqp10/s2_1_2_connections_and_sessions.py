@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from amqpspec.case import Context, case
 from amqpspec.peer.amqp10 import UnexpectedReply
-from amqpspec.wire.amqp10 import AMQPFrame, spec
+from amqpspec.peer.session10 import session_of
 
 SESSIONS = 8
 
@@ -19,13 +19,15 @@ def multiple_sessions(ctx: Context) -> None:
     limit = int(peer.opened.channel_max) + 1
     channels = list(range(min(SESSIONS, limit)))
     peer.reserve_channel(channels[-1])  # the liveness probe must not reuse them
-    peer.send(*[AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=64, outgoing_window=64)) for ch in channels])
-    answered = set()
+    sessions = [session_of(peer, ch) for ch in channels]
+    for s in sessions:
+        s.incoming_window = s.outgoing_window = 64
+    peer.send(*[s.begin_frame() for s in sessions])
     for _ in channels:
         try:
-            f = peer.await_frame("begin", timeout=3.0)
+            peer.await_frame("begin", timeout=3.0)
         except UnexpectedReply:
             break
-        answered.add(int(f.performative.remote_channel))
+    answered = {s.channel for s in sessions if s.remote_begin is not None}
     ctx.record(answered == set(channels), expected=f"a begin answering each of channels {channels}",
                observed=f"answered: {sorted(answered)}")
