@@ -15,13 +15,12 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
-from amqpspec.wire.amqp10 import AMQPFrame, spec
+from amqpspec.peer.session10 import Delivery, Receiver, Session, begin, fetch, publish
+from amqpspec.wire.amqp10 import spec
 
-from ._common import WAIT, Received, address, grant, receive
-from ._links import (
-    Link, Sess, attach, await_answer, detach, ends, ends_or_attach, fetch, fresh_sender_marker, link_name, put,
-    receiving, session, texts, token,
-)
+from ._common import WAIT, address
+from ._links import await_answer, ends, ends_or_attach, fresh_sender_marker, link_name, texts, token
+
 
 G_RANGE = ("first: Identifies the lower bound of delivery-ids for the deliveries in this set. / last: Identifies the "
            "upper bound of delivery-ids for the deliveries in this set. If not set, this is taken to be the same as "
@@ -35,21 +34,21 @@ OUTCOME_SYMBOLS = {spec.Accepted: "amqp:accepted:list", spec.Rejected: "amqp:rej
                    spec.Released: "amqp:released:list", spec.Modified: "amqp:modified:list"}
 
 
-def offered(link: Link, outcome: type) -> bool:
+def offered(link: Receiver, outcome: type) -> bool:
     """Whether the broker's source lets us choose ``outcome`` (an absent outcomes list allows all, 3.5.3)."""
     source = getattr(link.remote, "source", None)
     listed = [str(o) for o in (getattr(source, "outcomes", None) or [])]
     return not listed or OUTCOME_SYMBOLS[outcome] in listed
 
 
-def held(ctx: Context, n: int) -> tuple[str, list[str], Sess, Link, list[Received]]:
+def held(ctx: Context, n: int) -> tuple[str, list[str], Session, Receiver, list[Delivery]]:
     """A node with ``n`` messages, all received unsettled on one link (credit ``n``) of a new connection."""
     addr = address(ctx)
     bodies = [token(ctx, f"m{i}") for i in range(n)]
-    put(ctx, addr, *bodies)
-    s = session(ctx)
-    link = receiving(ctx, s, addr, credit=n)
-    got = receive(s.peer, n)
+    publish(ctx, addr, *bodies)
+    s = begin(ctx.connect())
+    link = s.receiver(addr, name=link_name(ctx, "rcv"), credit=n)
+    got = link.receive(n)
     if texts(got) != bodies:
         ctx.skip(f"the node did not deliver the {n} messages put in it, in order: got {texts(got)}")
     if any(bool(r.transfer.settled) for r in got):
@@ -62,9 +61,7 @@ def _released_range(ctx: Context, n: int, first: int, last: int | None) -> None:
     if not offered(link, spec.Released):
         ctx.skip("the broker's source does not offer the released outcome")
     ids = [int(r.transfer.delivery_id) for r in got]
-    s.peer.send(AMQPFrame(s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=ids[first],
-                                                 last=None if last is None else ids[last], settled=True,
-                                                 state=spec.Released())))
+    link.release(ids[first], None if last is None else ids[last])
     s.peer.observe(WAIT, stop=ends_or_attach(s, fresh_sender_marker(ctx, s)))
     inside = bodies[first:(first if last is None else last) + 1]
     outside = [b for b in bodies if b not in inside]
@@ -115,8 +112,7 @@ def each_outcome(ctx: Context) -> None:
             ctx.note(f"the broker's source does not offer {OUTCOME_SYMBOLS[outcome]}: not used")
             continue
         used.append(outcome.NAME)
-        s.peer.send(AMQPFrame(s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=int(r.transfer.delivery_id),
-                                                     settled=True, state=outcome())))
+        link.settle(r, outcome())
     mark = fresh_sender_marker(ctx, s)
     obs = s.peer.observe(WAIT, stop=lambda f: ends_or_attach(s, mark)(f) or (
         performative_name(f) == "detach" and f.channel == s.remote))
@@ -135,20 +131,19 @@ def exactly_once(ctx: Context) -> None:
     then settles the delivery: a disposition with role=sender and settled=true covering it. Skipped when
     the broker refuses the link."""
     addr = address(ctx)
-    put(ctx, addr, token(ctx))
-    s = session(ctx)
+    publish(ctx, addr, token(ctx))
+    s = begin(ctx.connect())
     name = link_name(ctx, "second")
-    link = attach(s, name, spec.Role.RECEIVER, source=spec.Source(address=addr), target=spec.Target(),
-                  rcv_settle_mode=spec.ReceiverSettleMode.SECOND, wait=False)
+    link = s.receiver(addr, name=name, rcv_settle_mode=spec.ReceiverSettleMode.SECOND, wait=False)
     ans = await_answer(s, name)
     if not ans.attached:
         ctx.skip(f"the broker did not attach a receiving link in rcv-settle-mode second: {ans.describe()}")
-    grant(s.peer, s.ch, link.handle, 1)
-    got = receive(s.peer, 1)
+    link.grant(1)
+    got = link.receive(1)
     if not got or bool(got[0].transfer.settled):
         ctx.skip(f"no unsettled delivery came: {[r.transfer for r in got]}")
     did = int(got[0].transfer.delivery_id)
-    s.peer.send(AMQPFrame(s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=did, settled=False, state=spec.Accepted())))
+    link.settle(did, spec.Accepted(), settled=False)
     stop_end = ends(s)
     obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (
         performative_name(f) == "disposition" and f.channel == s.remote and bool(f.performative.settled)))
@@ -158,7 +153,7 @@ def exactly_once(ctx: Context) -> None:
                                                            else f.performative.first)]
     ctx.record(bool(settled), expected=f"disposition(role=sender, settled=true) covering delivery-id {did}",
                observed=obs.describe())
-    s.peer.send(AMQPFrame(s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=did, settled=True, state=spec.Accepted())))
+    link.accept(did)
 
 
 @case("amqp10/2.7.6/after-detach", title="a disposition for a delivery of a link detached without error is applied",
@@ -170,14 +165,13 @@ def after_detach(ctx: Context) -> None:
     state was applied, the message not made available again. Skipped when the broker answers the detach
     by closing the link or with an error (the delivery is then no longer live)."""
     addr, bodies, s, link, got = held(ctx, 1)
-    detach(link, closed=False)
+    link.detach(closed=False)
     stop_end = ends(s)
     obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (performative_name(f) == "detach" and f.channel == s.remote))
     theirs = [f.performative for f in obs.performatives("detach", s.remote)]
     if obs.performatives("end", s.remote) or any(bool(d.closed) or error_condition(d) for d in theirs):
         ctx.skip(f"the broker closed the link or detached it with an error: {obs.describe()}")
-    s.peer.send(AMQPFrame(s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=int(got[0].transfer.delivery_id),
-                                                 settled=True, state=spec.Accepted())))
+    link.accept(got[0])
     mark = fresh_sender_marker(ctx, s)
     after = s.peer.observe(WAIT, stop=ends_or_attach(s, mark))
     ctx.record(not after.performatives("end", s.remote) and after.close is None,
@@ -185,7 +179,7 @@ def after_detach(ctx: Context) -> None:
                what="a disposition may name a delivery of a detached link", clauses=("amqp10:2.7.6/2",))
     s.peer.close()
     marker = token(ctx, "marker")
-    put(ctx, addr, marker)
+    publish(ctx, addr, marker)
     again = texts(fetch(ctx, addr, until=marker))
     ctx.record(again[:1] == [marker], expected=f"the marker {marker!r} first: {bodies[0]!r} was accepted",
                observed=f"read back: {again}", what="the state is applied", clauses=("amqp10:2.7.6/3",))
