@@ -11,14 +11,13 @@ from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.amqp10 import Observation, error_condition, performative_name
+from amqpspec.peer.session10 import Sender, Session, begin
 from amqpspec.verify10 import SessionError
 from amqpspec.wire.amqp10 import spec
 
-from ._common import REACTION_WINDOW, WAIT, address, send_message
-from ._links import (
-    Sess, attach, detach, ends, ends_or_attach, fresh_sender_marker, link_name, sending, session,
-)
+from ._common import REACTION_WINDOW, WAIT, address
+from ._links import ends, ends_or_attach, fresh_sender_marker, link_name
 
 G_UNMAPS = "Detach the link endpoint from the session. This unmaps the handle and makes it available for use by other links."
 G_UNATTACHED = ("amqp:session:unattached-handle: A frame (other than attach) was received referencing a handle which is "
@@ -27,9 +26,15 @@ G_CLOSE_REPLY = ("The partner will destroy the corresponding link endpoint, and 
                  "closed flag set to true.")
 
 
-def _detached(s: Sess, link: Any) -> Any:
+def _sender(ctx: Context, s: Session, addr: str | None = None, **fields: Any) -> Sender:
+    """A sending link to ``addr`` (a fresh node by default)."""
+    addr = addr or address(ctx)
+    return s.sender(addr, name=link_name(ctx, "snd"), **fields)
+
+
+def _detached(s: Session, link: Sender) -> Observation:
     """Closes ``link`` and waits for the broker's detach of it (or the session's end)."""
-    detach(link, closed=True)
+    link.detach(closed=True)
     stop_end = ends(s)
     return s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (
         performative_name(f) == "detach" and f.channel == s.remote and int(f.performative.handle) == link.remote_handle))
@@ -40,12 +45,12 @@ def _detached(s: Sess, link: Any) -> Any:
 def handle_reusable(ctx: Context) -> None:
     """Attaches a sending link on handle 0, closes it (and waits for the broker's detach), then attaches
     another link (another name) on handle 0. Passes when the broker attaches the new link without an error."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    first = sending(ctx, s, addr, handle=0)
+    first = _sender(ctx, s, addr, handle=0)
     before = _detached(s, first)
     name = link_name(ctx, "again")
-    attach(s, name, spec.Role.SENDER, source=spec.Source(), target=spec.Target(address=addr), handle=0, wait=False)
+    s.sender(addr, name=name, handle=0, wait=False)
     obs = s.peer.observe(WAIT, stop=ends_or_attach(s, name))
     answered = [f for f in obs.performatives("attach", s.remote) if str(f.performative.name) == name]
     ctx.record(bool(answered) and not obs.performatives("end", s.remote) and obs.close is None,
@@ -60,10 +65,10 @@ def transfer_after_detach(ctx: Context) -> None:
     """Attaches a sending link, closes it (waiting for the broker's detach), then sends a transfer on its old
     handle and an attach marker. Passes when the broker ends the session with an error (2.5.4, MUST: the
     handle no longer refers to a link); a guideline check prefers amqp:session:unattached-handle."""
-    s = session(ctx)
-    link = sending(ctx, s)
+    s = begin(ctx.connect())
+    link = _sender(ctx, s)
     _detached(s, link)
-    send_message(s.peer, s.ch, link.handle, "after the detach")
+    link.send("after the detach")
     mark = fresh_sender_marker(ctx, s)
     obs = s.peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, mark))
     ctx.check(obs, SessionError(channel=s.remote), what="the session ends with an error")
@@ -80,9 +85,9 @@ def detach_with_error_answered(ctx: Context) -> None:
     """Attaches a sending link and closes it with a detach carrying an error (amqp:internal-error, with a
     description). Passes when the broker answers with a detach of its handle, closed=true, and keeps the
     session (no end)."""
-    s = session(ctx)
-    link = sending(ctx, s)
-    detach(link, closed=True, error=spec.Error(condition=spec.AmqpError.INTERNAL_ERROR,
+    s = begin(ctx.connect())
+    link = _sender(ctx, s)
+    link.detach(closed=True, error=spec.Error(condition=spec.AmqpError.INTERNAL_ERROR,
                                                description="amqpspec: the application gave up on this link"))
     stop_end = ends(s)
     obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (

@@ -10,12 +10,11 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition
+from amqpspec.peer.session10 import begin
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
 from ._common import REACTION_WINDOW
-from ._sessions import (
-    UNATTACHED, UNMAPPED_TEXT, begin_session, end_session, ends_or, marker, reserve_channel, unmapped_reaction,
-)
+from ._sessions import UNATTACHED, UNMAPPED_TEXT, ends_or, marker, unmapped_reaction
 
 
 @case("amqp10/2.7.8/error-has-details", title="an end with an error carries details on its cause",
@@ -25,9 +24,10 @@ def error_has_details(ctx: Context) -> None:
     session with an error, passes when that error has a description or an info map beyond its condition.
     Skipped when the broker does not end the session with an error."""
     peer = ctx.connect()
-    s = begin_session(peer)
-    peer.send(AMQPFrame(s.ch, spec.Transfer(handle=UNATTACHED, delivery_id=0, delivery_tag=b"t0", message_format=0,
-                                            settled=True), Message(body="to nowhere").encode()))
+    s = begin(peer)
+    did = s.take_delivery_id()
+    peer.send(AMQPFrame(s.ch, spec.Transfer(handle=UNATTACHED, delivery_id=did, delivery_tag=f"t{did}".encode(),
+                                            message_format=0, settled=True), Message(body="to nowhere").encode()))
     name = marker(ctx, peer, s, handle=0)
     obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
     ends = [f.performative for f in obs.performatives("end", s.remote) if error_condition(f.performative)]
@@ -45,8 +45,8 @@ def end_on_unbegun_channel(ctx: Context) -> None:
     when the broker closes the connection with an error (answering with an end fails); a guideline check
     prefers amqp:illegal-state or amqp:not-allowed."""
     peer = ctx.connect()
-    s = begin_session(peer, 0)
-    reserve_channel(peer, s.ch + 1)
+    s = begin(peer, 0)
+    peer.reserve_channel(s.ch + 1)
     unmapped_reaction(ctx, peer, AMQPFrame(s.ch + 1, spec.End()), "end on channel 1")
 
 
@@ -57,6 +57,6 @@ def end_after_end(ctx: Context) -> None:
     closes the connection with an error (answering with another end fails); a guideline check prefers
     amqp:illegal-state or amqp:not-allowed."""
     peer = ctx.connect()
-    s = begin_session(peer)
-    end_session(peer, s)
+    s = begin(peer)
+    s.end()
     unmapped_reaction(ctx, peer, AMQPFrame(s.ch, spec.End()), "second end")
