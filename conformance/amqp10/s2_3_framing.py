@@ -16,18 +16,20 @@ cases of those rules carry section 2.7.1 in their ids.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import Observation, Peer, performative_name
 from amqpspec.peer.base import Closed
+from amqpspec.peer.session10 import Sender, begin, begin_frame
 from amqpspec.verify10 import AnyClose, AnyOf, ConnectionError, StaysOpen
 from amqpspec.wire.amqp10 import (
-    AMQP_HEADER, AMQPFrame, EmptyFrame, Message, ProtocolHeader, RawFrame, Symbol, spec, transfer_frames,
+    AMQP_HEADER, AMQPFrame, EmptyFrame, Message, ProtocolHeader, RawFrame, Symbol, spec,
 )
 
-from ._common import REACTION_WINDOW, WAIT, address, counters, receive, receiver, send_message, sender
+from ._common import REACTION_WINDOW, WAIT, address, link_name
 
 FRAMING_ERROR = str(spec.AmqpConnectionError.FRAMING_ERROR)
 FRAMING_ERROR_TEXT = "amqp:connection:framing-error: A valid frame header cannot be formed from the incoming byte stream."
@@ -53,11 +55,6 @@ def check_malformed(ctx: Context, obs: Observation, guideline: str) -> None:
                   level=Level.SHOULD, guideline=FRAMING_ERROR_TEXT, sets_close=False)
 
 
-def begin_frame(ch: int, **overrides: object) -> AMQPFrame:
-    return AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048),
-                     **overrides)  # type: ignore[arg-type]
-
-
 def exact_size(make: Callable[[int], AMQPFrame], size: int) -> AMQPFrame:
     """``make(n)`` builds a frame from a padding length n; finds the n giving exactly ``size`` octets."""
     n = size
@@ -77,10 +74,18 @@ def padded_open(ctx: Context, size: int) -> AMQPFrame:
                                                        properties={Symbol("padding"): "x" * n})), size)
 
 
-def transfer_of_size(ch: int, handle: int, size: int) -> AMQPFrame:
-    """A settled transfer (delivery-id 0) whose frame is exactly ``size`` octets."""
-    t = spec.Transfer(handle=handle, delivery_id=0, delivery_tag=b"amqpspec", message_format=0, settled=True)
-    return exact_size(lambda n: AMQPFrame(ch, t, Message(body=b"x" * n).encode()), size)
+def transfer_of_size(snd: Sender, size: int) -> AMQPFrame:
+    """A settled transfer of a new delivery on ``snd`` (its delivery-id and one transfer-id taken) whose
+    frame is exactly ``size`` octets."""
+    s = snd.session
+    t = spec.Transfer(handle=snd.handle, delivery_id=s.take_delivery_id(), delivery_tag=b"amqpspec", message_format=0,
+                      settled=True)
+    return exact_size(lambda n: AMQPFrame(s.channel, t, Message(body=b"x" * n).encode()), size)
+
+
+def sending(ctx: Context, peer: Peer) -> Sender:
+    """A session and a sending link to a fresh node on ``peer``."""
+    return begin(peer, timeout=5.0).sender(address(ctx), name=link_name(ctx, "snd"))
 
 
 def open_after_security(ctx: Context, peer: Peer) -> None:
@@ -122,7 +127,7 @@ def doff_below_two(ctx: Context) -> None:
     header). The frame is malformed: the connection should end, with framing-error (warnings)."""
     peer = ctx.connect()
     ch = peer.free_channel()
-    peer.send(begin_frame(ch, doff=1))
+    peer.send(replace(begin_frame(ch), doff=1))
     check_malformed(ctx, react(peer), "Due to the mandatory 8-byte frame header, the frame is malformed if the value "
                                       "is less than 2.")
 
@@ -161,7 +166,7 @@ def extended_header_ignored(ctx: Context) -> None:
     answered by the broker's begin (warning otherwise)."""
     peer = ctx.connect()
     ch = peer.free_channel()
-    peer.send(begin_frame(ch, extended=bytes.fromhex("deadbeefcafef00d")))
+    peer.send(replace(begin_frame(ch), extended=bytes.fromhex("deadbeefcafef00d")))
     obs = peer.observe(REACTION_WINDOW, stop=lambda item: performative_name(item) == "begin"
                        and getattr(item.performative, "remote_channel", None) == ch)
     begun = any(getattr(f.performative, "remote_channel", None) == ch for f in obs.performatives("begin"))
@@ -184,10 +189,9 @@ def empty_frame_channel_0(ctx: Context) -> None:
 def empty_frame_session_channel(ctx: Context) -> None:
     """Begins a session, then sends an empty frame on its channel ("any valid channel"). The
     connection must stay open and keep serving (liveness probe answered)."""
-    peer = ctx.connect()
-    ch, _ = peer.begin()
-    peer.send(EmptyFrame(ch))
-    ctx.check(react(peer), StaysOpen())
+    s = begin(ctx.connect(), timeout=5.0)
+    s.peer.send(EmptyFrame(s.channel))
+    ctx.check(react(s.peer), StaysOpen())
 
 
 @case("amqp10/2.3.2/empty-frames-between-frames", title="empty frames between a transfer's frames change nothing",
@@ -197,19 +201,17 @@ def empty_frames_between_frames(ctx: Context) -> None:
     (channel 0, as heartbeats may come at any time), then receives it. The connection must stay
     open and the message must arrive whole: empty frames have no meaning beyond keeping the
     connection alive."""
-    peer = ctx.connect()
+    s = begin(ctx.connect(), timeout=5.0)
     addr = address(ctx)
-    ch, _ = peer.begin()
-    h, _ = sender(peer, ch, addr)
+    snd = s.sender(addr, name=link_name(ctx, "snd"))
     body = bytes(ctx.rng.randrange(256) for _ in range(3000))
-    t = spec.Transfer(handle=h, delivery_id=0, delivery_tag=b"amqpspec", message_format=0, settled=True)
-    frames = transfer_frames(ch, t, Message(body=body).encode(), MIN_MAX_FRAME_SIZE)
-    for f in frames:
-        peer.send(f, EmptyFrame(0))
-    counters(peer, ch).next_outgoing_id = 1
-    hr, _ = receiver(peer, ch, addr, credit=1)
-    others: list = []
-    got = receive(peer, 1, timeout=WAIT, others=others)
+    for f in snd.transfer_frames(Message(body=body), settled=True, tag=b"amqpspec", max_frame_size=MIN_MAX_FRAME_SIZE):
+        s.peer.send(f, EmptyFrame(0))
+    rcv = s.receiver(addr, name=link_name(ctx, "rcv"))
+    mark = len(s.log)
+    rcv.grant(1)
+    got = rcv.receive(1, WAIT)
+    others = [f for f in s.log[mark:] if performative_name(f) != "transfer"]
     ok = bool(got) and got[0].message().body == spec.Data(body)
     ctx.record(ok, expected="the message, whole, and the connection open",
                observed=f"{len(got)} message(s){' with the same body' if ok else ''}; "
@@ -260,9 +262,7 @@ def max_frame_size_exceeded_after_open(ctx: Context) -> None:
     amqp:connection:framing-error. Skipped when the broker sets no limit (or one above 1 MiB)."""
     peer = ctx.connect()
     limit = broker_max_frame_size(ctx, peer)
-    ch, _ = peer.begin()
-    h, _ = sender(peer, ch, address(ctx))
-    peer.send(transfer_of_size(ch, h, limit + 1))
+    peer.send(transfer_of_size(sending(ctx, peer), limit + 1))
     ctx.check(react(peer), ConnectionError(FRAMING_ERROR))
 
 
@@ -276,9 +276,7 @@ def max_frame_size_at_limit_accepted(ctx: Context) -> None:
     stays open (liveness probe answered; warning otherwise). Skipped without a limit up to 1 MiB."""
     peer = ctx.connect()
     limit = broker_max_frame_size(ctx, peer)
-    ch, _ = peer.begin()
-    h, _ = sender(peer, ch, address(ctx))
-    peer.send(transfer_of_size(ch, h, limit))
+    peer.send(transfer_of_size(sending(ctx, peer), limit))
     ctx.check(react(peer), StaysOpen())
 
 
@@ -320,10 +318,9 @@ def max_frame_size_broker_respects_ours(ctx: Context) -> None:
     size the peers agreed on (2.8.19/2) -- so the message comes split over several transfer frames."""
     peer = ctx.connect(max_frame_size=MIN_MAX_FRAME_SIZE)
     addr = address(ctx)
-    ch, _ = peer.begin()
-    h, _ = sender(peer, ch, addr)
-    send_message(peer, ch, h, bytes(3000), settled=True)
-    receiver(peer, ch, addr, credit=1)
+    s = begin(peer, timeout=5.0)
+    s.sender(addr, name=link_name(ctx, "snd")).send(bytes(3000), settled=True)
+    s.receiver(addr, name=link_name(ctx, "rcv"), credit=1)
     sizes: list[tuple[str, int]] = []
     finished = False
     while True:

@@ -17,13 +17,11 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
-from amqpspec.wire.amqp10 import AMQPFrame, Message, spec, transfer_frames
+from amqpspec.peer.session10 import begin, fetch, publish
+from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
-from ._common import WAIT, address, receive, send_message
-from ._links import (
-    ends, ends_or_attach, fetch, fresh_sender_marker, next_delivery_id, outcome_for, payload, put, receiving,
-    sending, session, settled_outcome, tag, texts, token,
-)
+from ._common import WAIT, address, link_name
+from ._links import ends, ends_or_attach, fresh_sender_marker, outcome_for, payload, settled_outcome, tag, texts, token
 
 OUTCOMES = (spec.Accepted, spec.Rejected, spec.Released, spec.Modified)
 SMALL_FRAME = 512               # spec.MIN_MAX_FRAME_SIZE: every peer accepts frames this large
@@ -51,9 +49,9 @@ def outcome_disposition(ctx: Context) -> None:
     delivery-id with a terminal state (accepted, rejected, released or modified; guideline), and every
     disposition it sends on the session has role=receiver: it is about deliveries of links on which the
     broker receives (2.7.6, MUST)."""
-    s = session(ctx)
-    link = sending(ctx, s)
-    delivery_id = send_message(s.peer, s.ch, link.handle, token(ctx))
+    s = begin(ctx.connect())
+    link = s.sender(address(ctx), name=link_name(ctx, "snd"))
+    delivery_id = link.send(token(ctx))
     stop_end = ends(s)
     obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (
         performative_name(f) == "disposition" and f.channel == s.remote and f.performative.state is not None
@@ -76,10 +74,9 @@ def delivery_tags(ctx: Context) -> None:
     delivery carries a delivery-tag (2.6.12/1) and the tags of the deliveries unsettled together are all
     different (2.6.12/2)."""
     addr = address(ctx)
-    put(ctx, addr, *(token(ctx, f"m{i}") for i in range(3)))
-    s = session(ctx)
-    receiving(ctx, s, addr, credit=3)
-    got = receive(s.peer, 3)
+    publish(ctx, addr, *(token(ctx, f"m{i}") for i in range(3)))
+    s = begin(ctx.connect())
+    got = s.receiver(addr, name=link_name(ctx, "rcv"), credit=3).receive(3)
     tags = [r.transfer.delivery_tag for r in got]
     shown = ", ".join(f"id {r.transfer.delivery_id}: tag {None if t is None else bytes(t).hex()} "
                       f"settled={r.transfer.settled}" for r, t in zip(got, tags))
@@ -96,11 +93,11 @@ def mixed_settlement(ctx: Context) -> None:
     """On a sending link in mode mixed (the default) sends one message settled (at-most-once) and one
     unsettled. Passes when both reach the node (read back on a fresh link) -- the sender may mix them."""
     addr = address(ctx)
-    s = session(ctx)
-    link = sending(ctx, s, addr, snd_settle_mode=spec.SenderSettleMode.MIXED)
+    s = begin(ctx.connect())
+    link = s.sender(addr, name=link_name(ctx, "snd"), snd_settle_mode=spec.SenderSettleMode.MIXED)
     first, second = token(ctx, "settled"), token(ctx, "unsettled")
-    send_message(s.peer, s.ch, link.handle, first, settled=True)
-    last = send_message(s.peer, s.ch, link.handle, second)
+    link.send(first, settled=True)
+    last = link.send(second)
     s.peer.observe(WAIT, stop=settled_outcome(s, last))
     got = texts(fetch(ctx, addr, until=second, count=3))
     ctx.record(got == [first, second], expected=f"the node holds {first!r} then {second!r}", observed=f"read back: {got}")
@@ -114,11 +111,11 @@ def multi_frame_to_broker(ctx: Context) -> None:
     the continuation frames carrying only the handle (delivery-id and tag omitted, as 2.7.5 allows). Passes
     when the node then holds exactly that message."""
     addr = address(ctx)
-    s = session(ctx)
-    link = sending(ctx, s, addr)
+    s = begin(ctx.connect())
+    link = s.sender(addr, name=link_name(ctx, "snd"))
     piece = token(ctx, "big") + "-"
     body = piece * (3000 // len(piece) + 1)
-    last = send_message(s.peer, s.ch, link.handle, body, max_frame_size=SMALL_FRAME)
+    last = link.send(body, max_frame_size=SMALL_FRAME)
     s.peer.observe(WAIT, stop=settled_outcome(s, last))
     got = texts(fetch(ctx, addr, until=body, count=2, timeout=1.0))
     ctx.record(got == [body], expected=f"one message of {len(body)} characters, unchanged",
@@ -137,9 +134,9 @@ def multi_frame_from_broker(ctx: Context) -> None:
     messages sent (guideline)."""
     addr = address(ctx)
     bodies = [(token(ctx, f"m{i}") + "-") * 100 for i in range(2)]
-    put(ctx, addr, *(Message(body=b.encode()) for b in bodies))
-    s = session(ctx, max_frame_size=SMALL_FRAME)
-    link = receiving(ctx, s, addr, credit=2)
+    publish(ctx, addr, *(Message(body=b.encode()) for b in bodies))
+    s = begin(ctx.connect(max_frame_size=SMALL_FRAME))
+    link = s.receiver(addr, name=link_name(ctx, "rcv"), credit=2)
     done = {"n": 0}
 
     def stop(f: Any) -> bool:
@@ -185,7 +182,7 @@ def multi_frame_from_broker(ctx: Context) -> None:
         except Exception as exc:  # noqa: BLE001 - a broken message is the observation
             got.append(f"<undecodable: {exc}>")
     ctx.record(got == bodies and len(frames) > 2,
-               expected=f"2 deliveries in more than one frame each, joining into the messages sent",
+               expected="2 deliveries in more than one frame each, joining into the messages sent",
                observed=f"{len(frames)} transfer frames; {len(joined)} deliveries; same as sent: "
                         f"{[g == b for g, b in zip(got, bodies)]}; {obs.describe()}",
                what="frames join into the messages", level=Level.SHOULD, guideline=G_FRAGMENTS)
@@ -199,10 +196,10 @@ def aborted_discarded(ctx: Context) -> None:
     marker: the partial data was discarded (2.6.14/5, MUST). A separate check (2.6.14/4, MAY: a sender may
     abort) expects the abort to be taken without an error."""
     addr = address(ctx)
-    s = session(ctx)
-    link = sending(ctx, s, addr)
+    s = begin(ctx.connect())
+    link = s.sender(addr, name=link_name(ctx, "snd"))
     data = payload(token(ctx, "aborted"))
-    did = next_delivery_id(s.peer, s.ch)
+    did = s.take_delivery_id(frames=2)   # the two frames below: the delivery's first, then its abort
     s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=did, delivery_tag=tag(ctx),
                                               message_format=0, more=True), data[: len(data) // 2]),
                 AMQPFrame(s.ch, spec.Transfer(handle=link.handle, aborted=True)))
@@ -211,7 +208,7 @@ def aborted_discarded(ctx: Context) -> None:
     ctx.record(no_error(obs, s), expected="no end, close or link error", observed=obs.describe(),
                what="an aborted delivery is taken without error", clauses=("amqp10:2.6.14/4",))
     marker = token(ctx, "marker")
-    put(ctx, addr, marker)
+    publish(ctx, addr, marker)
     got = texts(fetch(ctx, addr, until=marker))
     ctx.record(got[:1] == [marker], expected=f"the marker {marker!r} first: nothing of the aborted delivery",
                observed=f"read back: {got}", what="the aborted data is discarded", clauses=("amqp10:2.6.14/5",))
@@ -223,20 +220,17 @@ def interleaved_across_links(ctx: Context) -> None:
     """Sends two 1500-octet messages on two sending links of one session, each in frames of at most 512
     octets, alternating the frames of the two deliveries (2.6.14 allows interleaving across links).
     Passes when each node then holds its message unchanged."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     addrs = [address(ctx), address(ctx)]
-    links = [sending(ctx, s, a) for a in addrs]
+    links = [s.sender(a, name=link_name(ctx, "snd")) for a in addrs]
     bodies = [(token(ctx, f"m{i}") + "-") * 60 for i in range(2)]
-    per_link = []
-    for link, body in zip(links, bodies):
-        t = spec.Transfer(handle=link.handle, delivery_id=next_delivery_id(s.peer, s.ch), delivery_tag=tag(ctx),
-                          message_format=0)
-        per_link.append(transfer_frames(s.ch, t, payload(body), SMALL_FRAME))
+    per_link = [link.transfer_frames(body, tag=tag(ctx), max_frame_size=SMALL_FRAME)
+                for link, body in zip(links, bodies)]
     order = [f for pair in zip(*per_link) for f in pair]
     longest = max(per_link, key=len)
     order += longest[len(min(per_link, key=len)):]
     s.peer.send(*order)
-    s.peer.observe(WAIT, stop=settled_outcome(s, int(per_link[1][0].performative.delivery_id)))
+    s.peer.observe(WAIT, stop=settled_outcome(s, links[1].ids[-1]))
     for i, (addr, body) in enumerate(zip(addrs, bodies)):
         got = texts(fetch(ctx, addr, until=body, count=2, timeout=1.0))
         ctx.record(got == [body], expected=f"node {i + 1} holds its {len(body)}-character message unchanged",
