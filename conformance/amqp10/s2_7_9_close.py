@@ -11,11 +11,12 @@ nothing after it (the close rules of s2_4_connections.close_discipline).
 from __future__ import annotations
 
 from amqpspec.case import Context, case
+from amqpspec.peer.session10 import begin, begin_frame
 from amqpspec.verify10 import Replies
 from amqpspec.wire.amqp10 import AMQPFrame, Described, List, ULong, spec
 
-from ._common import WAIT, address, receiver, sender
-from ._connection import CLOSE_FIRST, CLOSE_LAST, begin_frame, close_discipline, watch
+from ._common import WAIT, address, link_name
+from ._connection import CLOSE_FIRST, CLOSE_LAST, close_discipline, watch
 
 ANSWERED = ("amqp10:2.7.9/1", "amqp10:2.4.3/1")
 
@@ -56,9 +57,9 @@ def close_with_links_attached(ctx: Context) -> None:
     it. (The close is sent once the broker has had 0.3 s to answer the attaches and the flow.)"""
     peer = ctx.connect()
     addr = address(ctx)
-    ch, _ = peer.begin()
-    sender(peer, ch, addr)
-    receiver(peer, ch, addr, credit=5)
+    s = begin(peer)
+    s.sender(addr, name=link_name(ctx, "snd"))
+    s.receiver(addr, name=link_name(ctx, "rcv"), credit=5)
     peer.observe(0.3)   # let the broker answer the attaches and the flow: the close then finds it quiet
     peer.send(AMQPFrame(0, spec.Close()))
     obs = watch(peer, WAIT)
