@@ -21,16 +21,14 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.base import Closed
+from amqpspec.peer.session10 import Delivery, Payload, Receiver, Sender, Session, SetupError, begin, publish
 from amqpspec.wire.amqp10 import (
     Byte, Char, Encoded, Int, Long, Message, Short, Symbol, Timestamp, UByte, UInt, ULong, UShort, UUID, Float,
     encode_sections, spec,
 )
 
-from ._common import WAIT, Received, address
-from ._flow import (
-    Inconclusive, Payload, Sess, attach_receiver, attach_sender, describe_frames, filled, open_session,
-    send_within_credit,
-)
+from ._common import WAIT, address, link_name
+from ._flow import describe_frames
 
 G_HEAD_TAIL = ("An annotated message consists of the bare message plus sections for annotation at the head and tail "
                "of the bare message.")
@@ -43,13 +41,28 @@ BARE = ("properties", "application-properties", "data", "amqp-sequence", "amqp-v
 # ============================================================================ helpers
 
 
-def roundtrip(ctx: Context, payloads: list[bytes]) -> tuple[Sess, list[Received]]:
+def queued(ctx: Context, payloads: list[bytes]) -> tuple[Session, Receiver, str]:
+    """A new queue holding each payload (octets as given), then a session of a new connection with a
+    receiving link from it, without credit; returns the session, the link and the queue's address."""
+    addr = address(ctx)
+    publish(ctx, addr, *(Payload(p) for p in payloads))
+    s = begin(ctx.connect())
+    return s, s.receiver(addr, name=link_name(ctx, "rcv")), addr
+
+
+def sending(ctx: Context) -> tuple[Session, Sender]:
+    """A session of a new connection with a sending link to a new queue."""
+    s = begin(ctx.connect())
+    return s, s.sender(address(ctx), name=link_name(ctx, "snd"))
+
+
+def roundtrip(ctx: Context, payloads: list[bytes]) -> tuple[Session, list[Delivery]]:
     """Sends each payload (octets as given) to a new queue, receives them back and accepts them."""
-    s, rcv, addr = filled(ctx, 0, [Payload(p) for p in payloads])
+    s, rcv, addr = queued(ctx, payloads)
     rcv.grant(len(payloads))
     got = rcv.wait(len(payloads))
     if len(got) < len(payloads):
-        raise Inconclusive(f"{len(got)} of {len(payloads)} messages came back from {addr}")
+        raise SetupError(f"{len(got)} of {len(payloads)} messages came back from {addr}")
     for d in got:
         rcv.settle(d, spec.Accepted())
     return s, got
@@ -64,7 +77,7 @@ def _hex(data: bytes, limit: int = 120) -> str:
     return h if len(h) <= limit else h[:limit] + f"... ({len(data)} octets)"
 
 
-def _check_bare(ctx: Context, sections: list[Any], delivery: Received, *, what: str = "",
+def _check_bare(ctx: Context, sections: list[Any], delivery: Delivery, *, what: str = "",
                 clauses: tuple[str, ...] | None = None) -> bool:
     bare = bare_of(sections)
     # the received bare sections, re-encoded exactly as they arrived (the decoder keeps every width),
@@ -78,7 +91,7 @@ def _check_bare(ctx: Context, sections: list[Any], delivery: Received, *, what: 
                       observed=f"received bare message {_hex(received, 240)}", what=what, clauses=clauses)
 
 
-def _names(delivery: Received) -> list[str]:
+def _names(delivery: Delivery) -> list[str]:
     return [getattr(x, "NAME", type(x).__name__) for x in (delivery.message().received or [])]
 
 
@@ -86,9 +99,8 @@ def _refused(ctx: Context, payload: bytes, what: str) -> None:
     """Sends one structurally invalid message unsettled; passes when the broker refuses it: rejected
     outcome, or an error closing the link, the session or the connection (the text names no reaction).
     A socket dropped without close is no protocol error and does not pass."""
-    s = open_session(ctx)
-    snd = attach_sender(s, address(ctx))
-    send_within_credit(snd, [Payload(payload)])
+    s, snd = sending(ctx)
+    snd.send_within_credit([Payload(payload)])
     snd.wait_outcomes(WAIT)
     s.quiet(0.3)
     names = [getattr(st, "NAME", None) for st in snd.outcomes().values()]
@@ -262,17 +274,15 @@ def message_annotations_propagated(ctx: Context) -> None:
                observed=f"{received or 'no message-annotations'}")
 
 
-def _annotated(ctx: Context, section: Any) -> tuple[Sess, Any]:
-    s = open_session(ctx)
-    addr = address(ctx)
-    snd = attach_sender(s, addr)
-    send_within_credit(snd, [Payload(encode_sections([section, spec.Data(b"annotated")]))])
+def _annotated(ctx: Context, section: Any) -> tuple[Session, Sender]:
+    s, snd = sending(ctx)
+    snd.send_within_credit([Payload(encode_sections([section, spec.Data(b"annotated")]))])
     snd.wait_outcomes(2 * WAIT)
     s.quiet(0.3)
     return s, snd
 
 
-def _ending(s: Sess) -> str:
+def _ending(s: Session) -> str:
     return f"; socket closed ({s.ended.how})" if isinstance(s.ended, Closed) else ""
 
 
@@ -322,7 +332,8 @@ def unknown_message_annotation(ctx: Context) -> None:
         ctx.record(True, expected="detach with not-implemented, or the annotation propagated",
                    observed=describe_frames(detached))
         return
-    rcv = attach_receiver(s, str(snd.remote.target.address) if snd.remote.target is not None else "")
+    rcv = s.receiver(str(snd.remote.target.address) if snd.remote.target is not None else "",
+                     name=link_name(ctx, "rcv"))
     rcv.grant(1)
     got = rcv.wait(1)
     value = _map_of(got[0].message().message_annotations).get("x-amqpspec-attr") if got else None
@@ -379,7 +390,7 @@ def mixed_body(ctx: Context) -> None:
 # ============================================================================ header
 
 
-def _header(delivery: Received) -> Any:
+def _header(delivery: Delivery) -> Any:
     return delivery.message().header
 
 
@@ -401,12 +412,12 @@ def header_omitted(ctx: Context) -> None:
 def ttl_reduced(ctx: Context) -> None:
     """We send a message with ttl 60000 ms, wait 600 ms, then receive it. The transmitted header SHOULD
     carry the ttl reduced by the time spent: passes when the ttl is present and at most 59700."""
-    s, rcv, _ = filled(ctx, 0, [Payload(encode_sections([spec.Header(ttl=UInt(60000)), spec.Data(b"ttl")]))])
+    s, rcv, _ = queued(ctx, [encode_sections([spec.Header(ttl=UInt(60000)), spec.Data(b"ttl")])])
     time.sleep(0.6)
     rcv.grant(1)
     got = rcv.wait(1)
     if not got:
-        raise Inconclusive("the message did not come back")
+        raise SetupError("the message did not come back")
     h = _header(got[0])
     ttl = None if h is None or h.ttl is None else int(h.ttl)
     ctx.record(ttl is not None and 0 < ttl <= 59700, expected="ttl present and at most 59700 (60000 - 600 + slack)",
@@ -421,9 +432,8 @@ def durable_message(ctx: Context) -> None:
     accept it: it SHOULD reject it with precondition-failed (when the source allows rejected), otherwise
     MUST detach the link with that error. Passes when the message is accepted (whether it would survive a
     restart is not checked here), rejected with amqp:precondition-failed, or the link detached with it."""
-    s = open_session(ctx)
-    snd = attach_sender(s, address(ctx))
-    send_within_credit(snd, [Message(header=spec.Header(durable=True), body=b"durable")])
+    s, snd = sending(ctx)
+    snd.send_within_credit([Message(header=spec.Header(durable=True), body=b"durable")])
     snd.wait_outcomes(WAIT)
     s.quiet(0.2)
     states = list(snd.outcomes().values())
