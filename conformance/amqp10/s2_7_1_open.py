@@ -20,12 +20,13 @@ import uuid
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import UnexpectedReply, performative_name
+from amqpspec.peer.session10 import begin, begin_frame, publish
 from amqpspec.verify10 import ConnectionError, StaysOpen
 from amqpspec.wire.amqp10 import AMQPFrame, Symbol, describe, spec
 
-from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, WAIT, address, receive, receiver, send_message, sender
+from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, WAIT, address, link_name
 from ._connection import (
-    FRAMING_ERROR, OPEN_FIRST, begin_frame, close_discipline, first_frame_open, frames_of,
+    FRAMING_ERROR, OPEN_FIRST, close_discipline, first_frame_open, frames_of,
     mark_opened, now, open_then, record_condition, to_header, watch,
 )
 
@@ -94,11 +95,7 @@ def max_frame_size_511(ctx: Context) -> None:
     connection. A larger frame fails, and a refusal must follow the close rules (open first,
     close before the socket closes, nothing after the close)."""
     addr = address(ctx)
-    feeder = ctx.connect()
-    ch, _ = feeder.begin()
-    h, _ = sender(feeder, ch, addr)
-    send_message(feeder, ch, h, bytes(ctx.rng.randrange(256) for _ in range(3000)))
-    feeder.await_frame("disposition", timeout=WAIT)
+    publish(ctx, addr, bytes(ctx.rng.randrange(256) for _ in range(3000)))
 
     peer = to_header(ctx)
     since = now(ctx)
@@ -109,9 +106,8 @@ def max_frame_size_511(ctx: Context) -> None:
     if remote is not None and obs.close is None and not obs.closed:
         mark_opened(peer, remote, ours=511)
         try:
-            rch, _ = peer.begin(timeout=WAIT)
-            receiver(peer, rch, addr, credit=1)
-            delivered = bool(receive(peer, 1, timeout=WAIT))
+            s = begin(peer, timeout=WAIT)
+            delivered = bool(s.receiver(addr, name=link_name(ctx, "rcv"), credit=1).receive(1, WAIT))
         except UnexpectedReply as exc:
             ctx.note(f"the connection did not serve: {exc}")
         obs = watch(peer, 0.3)

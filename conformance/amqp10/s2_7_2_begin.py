@@ -9,24 +9,20 @@ are guidelines.
 """
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import WINDOW, error_condition, performative_name
+from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.session10 import begin, begin_frame
 from amqpspec.verify10 import ConnectionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._common import REACTION_WINDOW, WAIT, address, sender
-from ._sessions import STATE_ERROR_TEXT, STATE_ERRORS, begin_session, ends_or, record_condition, reserve_channel
+from ._common import REACTION_WINDOW, WAIT, address, link_name
+from ._sessions import STATE_ERROR_TEXT, STATE_ERRORS, ends_or, record_condition
 
 FRAMING_ERROR = str(spec.AmqpConnectionError.FRAMING_ERROR)
 HANDLE_MAX_DEFAULT = (1 << 32) - 1
-
-
-def _begin(ch: int, **fields: Any) -> AMQPFrame:
-    return AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=WINDOW, outgoing_window=WINDOW, **fields))
 
 
 @case("amqp10/2.7.2/channel-above-channel-max", title="a begin on a channel above the broker's channel-max is a framing-error",
@@ -39,7 +35,7 @@ def channel_above_channel_max(ctx: Context) -> None:
     top = int(peer.opened.channel_max)
     if top >= 0xFFFF:
         ctx.skip("the broker's channel-max is 65535: no channel number lies outside its range")
-    peer.send(_begin(top + 1))
+    peer.send(begin_frame(top + 1))
     obs = peer.observe(REACTION_WINDOW, probe=True)
     ctx.check(obs, ConnectionError(FRAMING_ERROR))
 
@@ -50,15 +46,12 @@ def handle_above_handle_max(ctx: Context) -> None:
     """Attaches a link with the handle one above the handle-max of the broker's begin. Passes when the
     broker closes the connection with amqp:connection:framing-error. Skipped when the broker's
     handle-max is 2^32-1 (no handle lies above it)."""
-    peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(ctx.connect())
     top = int(s.begin.value_of("handle-max"))
     if top >= HANDLE_MAX_DEFAULT:
         ctx.skip("the broker's handle-max is 4294967295: no handle lies outside its range")
-    name = f"high-{uuid.uuid4().hex[:8]}"
-    peer.attach(s.ch, name=name, role=spec.Role.SENDER, source=spec.Source(),
-                target=spec.Target(address=address(ctx)), handle=top + 1, wait=False)
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
+    name = s.sender(address(ctx), name=link_name(ctx, "high"), handle=top + 1, wait=False).name
+    obs = s.peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
     ctx.check(obs, ConnectionError(FRAMING_ERROR))
 
 
@@ -69,13 +62,11 @@ def broker_within_our_handle_max(ctx: Context) -> None:
     the broker's handle-max), then detaches the first. Passes when no frame of the broker on the session
     carries a handle above 0: the broker may refuse the second link in any way, but not attach it on
     handle 1 or above."""
-    peer = ctx.connect()
-    s = begin_session(peer, handle_max=0)
-    sender(peer, s.ch, address(ctx))
-    name = f"second-{uuid.uuid4().hex[:8]}"
-    peer.attach(s.ch, name=name, role=spec.Role.SENDER, source=spec.Source(),
-                target=spec.Target(address=address(ctx)), handle=1, wait=False)
-    peer.send(AMQPFrame(s.ch, spec.Detach(handle=0, closed=True)))
+    s = begin(ctx.connect(), handle_max=0)
+    peer = s.peer
+    first = s.sender(address(ctx), name=link_name(ctx, "snd"), handle=0)
+    s.sender(address(ctx), name=link_name(ctx, "second"), handle=1, wait=False)
+    first.detach()
 
     def high(item: Any) -> bool:
         h = getattr(getattr(item, "performative", None), "handle", None)
@@ -96,9 +87,9 @@ def begin_on_channel_in_use(ctx: Context) -> None:
     """Begins a session, then sends another begin on the same channel. Passes when the broker answers with
     an error (an end of the session, or a close of the connection) and begins no second session for that
     channel; a guideline check prefers amqp:illegal-state or amqp:not-allowed."""
-    peer = ctx.connect()
-    s = begin_session(peer)
-    peer.send(_begin(s.ch))
+    s = begin(ctx.connect())
+    peer = s.peer
+    peer.send(s.begin_frame())   # a second begin of the same session endpoint, on its channel
     obs = peer.observe(REACTION_WINDOW, stop=lambda f: performative_name(f) == "close"
                        or (performative_name(f) == "end" and f.channel == s.remote)
                        or (performative_name(f) == "begin" and f.performative.remote_channel == s.ch))
@@ -123,11 +114,8 @@ def begin_answering_no_session(ctx: Context) -> None:
     which it never did. Passes when the broker closes the connection with an error (there is no session
     it could end); a guideline check prefers amqp:illegal-state, amqp:not-allowed or amqp:invalid-field.
     Treating the frame as a new session (a begin in answer) fails."""
-    peer = ctx.connect()
-    ch = peer.free_channel()
-    reserve_channel(peer, ch)
-    peer.send(_begin(ch, remote_channel=7))
-    obs = peer.observe(REACTION_WINDOW, probe=True)
+    s = begin(ctx.connect(), remote_channel=7, wait=False)
+    obs = s.peer.observe(REACTION_WINDOW, probe=True)
     ctx.check(obs, ConnectionError())
     record_condition(ctx, obs, "close", INVALID_REMOTE,
                      STATE_ERROR_TEXT + " / amqp:invalid-field: An invalid field was passed in a frame body, and the "

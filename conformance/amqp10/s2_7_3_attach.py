@@ -14,14 +14,12 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.session10 import begin, publish
 from amqpspec.verify10 import LinkError
 from amqpspec.wire.amqp10 import Message, show, spec
 
-from ._common import WAIT, address, grant
-from ._links import (
-    RECEIVER, SENDER, attach, await_answer, ends, link_error_detach, link_name, provoke_link_error, put, receiving,
-    session, tag, token,
-)
+from ._common import WAIT, address, link_name, tag, token
+from ._links import await_answer, ends, link_error_detach, provoke_link_error
 
 G_MAX_MESSAGE_SIZE = ("max-message-size: This field indicates the maximum message size supported by the link endpoint. "
                       "Any attempt to deliver a message larger than this results in a message-size-exceeded link-error.")
@@ -43,26 +41,25 @@ def _transfers(obs: Any, s: Any, handle: int | None) -> list[Any]:
 def lowest_handle(ctx: Context) -> None:
     """On a new session attaches a sending link with our handle 7. Passes when the broker's attach uses
     handle 0, the lowest it has available (RECOMMENDED), rather than e.g. copying ours."""
-    s = session(ctx)
-    link = attach(s, link_name(ctx, "snd"), SENDER, source=spec.Source(), target=spec.Target(address=address(ctx)),
-                  handle=7)
+    s = begin(ctx.connect())
+    link = s.sender(address(ctx), name=link_name(ctx, "snd"), handle=7)
     ctx.record(link.remote_handle == 0, expected="handle 0 in the broker's attach",
                observed=f"handle {link.remote_handle} (ours: 7)")
 
 
 def _snd_settle_mode(ctx: Context, wanted: int) -> None:
     addr = address(ctx)
-    put(ctx, addr, token(ctx, "a"), token(ctx, "b"))
-    s = session(ctx)
+    publish(ctx, addr, token(ctx, "a"), token(ctx, "b"))
+    s = begin(ctx.connect())
     asked = spec.SenderSettleMode.SETTLED if wanted == 1 else spec.SenderSettleMode.UNSETTLED
-    link = receiving(ctx, s, addr, snd_settle_mode=asked)
+    link = s.receiver(addr, name=link_name(ctx, "rcv"), snd_settle_mode=asked)
     mode = _mode(link.remote.snd_settle_mode, 2)
     ctx.record(mode == wanted, expected=f"snd-settle-mode {MODE_NAMES[wanted]} in the broker's attach",
                observed=f"snd-settle-mode {MODE_NAMES.get(mode, mode)}", what="the broker honours the mode asked for",
                clauses=("amqp10:2.7.3/5",))
     if mode != wanted:
         return
-    grant(s.peer, s.ch, link.handle, 2)
+    link.grant(2)
     done = {"n": 0}
 
     def stop(f: Any) -> bool:
@@ -115,8 +112,8 @@ def snd_settle_mode_unsettled(ctx: Context) -> None:
 def initial_delivery_count(ctx: Context) -> None:
     """Attaches a receiving link. Passes when the broker's attach (role sender) has initial-delivery-count
     set: it MUST NOT be null when the role is sender."""
-    s = session(ctx)
-    link = receiving(ctx, s, address(ctx))
+    s = begin(ctx.connect())
+    link = s.receiver(address(ctx), name=link_name(ctx, "rcv"))
     value = link.remote.initial_delivery_count
     ctx.record(value is not None and not bool(link.remote.role), expected="role sender, initial-delivery-count set",
                observed=f"role {'receiver' if link.remote.role else 'sender'}, initial-delivery-count {show(value)}")
@@ -130,15 +127,14 @@ def incomplete_unsettled(ctx: Context) -> None:
     without resume=true (it may refuse the link instead); fails when it delivers the message as a new
     delivery."""
     addr = address(ctx)
-    put(ctx, addr, token(ctx))
-    s = session(ctx)
+    publish(ctx, addr, token(ctx))
+    s = begin(ctx.connect())
     name = link_name(ctx, "incomplete")
-    link = attach(s, name, RECEIVER, source=spec.Source(address=addr), target=spec.Target(), wait=False,
-                  unsettled={tag(ctx): spec.Accepted()}, incomplete_unsettled=True)
+    link = s.receiver(addr, name=name, wait=False, unsettled={tag(ctx): spec.Accepted()}, incomplete_unsettled=True)
     ans = await_answer(s, name)
     obs = ans.obs
     if ans.attached:
-        grant(s.peer, s.ch, link.handle, 5)
+        link.grant(5)
         more = s.peer.observe(1.5, stop=lambda f: ends(s)(f) or performative_name(f) == "detach")
         obs.received += more.received
         obs.end = more.end
@@ -155,9 +151,9 @@ def receiver_max_message_size(ctx: Context) -> None:
     grants credit. Passes when the broker does not deliver the message on the link (it may hold it back,
     or detach); fails when a delivery of more than 1000 octets arrives."""
     addr = address(ctx)
-    put(ctx, addr, Message(body=b"z" * 3000))
-    s = session(ctx)
-    link = receiving(ctx, s, addr, credit=5, max_message_size=1000)
+    publish(ctx, addr, Message(body=b"z" * 3000))
+    s = begin(ctx.connect())
+    link = s.receiver(addr, name=link_name(ctx, "rcv"), credit=5, max_message_size=1000)
     obs = s.peer.observe(WAIT, stop=lambda f: ends(s)(f) or performative_name(f) == "detach" or (
         performative_name(f) == "transfer" and not f.performative.more))
     size = sum(len(bytes(f.payload)) for f in _transfers(obs, s, link.remote_handle))
@@ -172,7 +168,7 @@ def max_message_size_exceeded(ctx: Context) -> None:
     larger than it. Passes when the broker detaches the link with an error (a link error, 2.6.5 MUST), with
     details on its cause (2.7.7 SHOULD); a guideline check expects amqp:link:message-size-exceeded. Skipped
     when the broker announces no max-message-size."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     link, obs = provoke_link_error(ctx, s)
     ctx.check(obs, LinkError(channel=s.remote), what="the link is detached with an error", clauses=("amqp10:2.6.5/1",))
     err = link_error_detach(obs, s, link)

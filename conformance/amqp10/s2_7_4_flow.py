@@ -12,29 +12,27 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.session10 import QUIET, Receiver, Session, begin, seq_add
 from amqpspec.verify10 import SessionError
-from amqpspec.wire.amqp10 import AMQPFrame, spec
+from amqpspec.wire.amqp10 import AMQPFrame
 
-from ._common import REACTION_WINDOW, WAIT, address
-from ._flow import (
-    QUIET, Rcv, Sess, attach_receiver, attach_sender, bodies, filled, open_session, seq_add,
-    send_within_credit,
-)
+from ._common import REACTION_WINDOW, WAIT, address, link_name
+from ._flow import bodies, filled
 
 LINK_FIELDS = ("delivery_count", "link_credit", "available", "drain", "echo", "properties")
 
 
-def _flow_frames(s: Sess, since: int = 0) -> list[AMQPFrame]:
+def _flow_frames(s: Session, since: int = 0) -> list[AMQPFrame]:
     return s.frames("flow", None, since)
 
 
-def _sender_flow_problems(rcv: Rcv) -> list[str]:
+def _sender_flow_problems(rcv: Receiver) -> list[str]:
     """Each broker flow on a link where it sends must carry its current delivery-count: its initial one
     plus the transfers it sent on the link before that flow (frames of a session arrive in order)."""
     problems = []
     sent = 0
     for f in rcv.s.log:
-        if f.channel != rcv.s.ch or getattr(f.performative, "handle", None) is None or \
+        if f.channel != rcv.s.remote or getattr(f.performative, "handle", None) is None or \
                 int(f.performative.handle) != rcv.remote_handle:
             continue
         name = performative_name(f)
@@ -63,7 +61,7 @@ def echo_on_receiving_link(ctx: Context) -> None:
     s.quiet(0.3)
     mark = len(s.log)
     rcv.grant(2, echo=True)
-    s.read(WAIT, until=lambda f: performative_name(f) == "flow" and f.channel == s.ch
+    s.read(WAIT, until=lambda f: performative_name(f) == "flow" and f.channel == s.remote
            and f.performative.handle is not None and int(f.performative.handle) == rcv.remote_handle)
     answers = [f.performative for f in s.frames("flow", rcv.remote_handle, mark)]
     ctx.record(bool(answers), expected="a flow for the link after our echo",
@@ -97,14 +95,14 @@ def echo_on_sending_link(ctx: Context) -> None:
     answers with a flow for the link (SHOULD). MUST-level: every broker flow on the link carries
     delivery-count, our last known value (initial + 0..2), its first one exactly our initial value and
     the answer initial + 2."""
-    s = open_session(ctx)
+    s = begin(ctx.connect(), timeout=5.0)
     init = ctx.rng.randrange(1, 1 << 31)
-    snd = attach_sender(s, address(ctx), init=init)
-    send_within_credit(snd, bodies(ctx, 2))
+    snd = s.sender(address(ctx), name=link_name(ctx, "snd"), initial_delivery_count=init)
+    snd.send_within_credit(bodies(ctx, 2))
     snd.wait_outcomes()
     mark = len(s.log)
     s.flow(snd.handle, delivery_count=snd.delivery_count, link_credit=max(0, snd.credit()), echo=True)
-    s.read(WAIT, until=lambda f: performative_name(f) == "flow" and f.channel == s.ch
+    s.read(WAIT, until=lambda f: performative_name(f) == "flow" and f.channel == s.remote
            and f.performative.handle is not None and int(f.performative.handle) == snd.remote_handle)
     answers = [f.performative for f in s.frames("flow", snd.remote_handle, mark)]
     ctx.record(bool(answers), expected="a flow for the link after our echo",
@@ -133,12 +131,12 @@ def echo_session(ctx: Context) -> None:
     """We send a flow without handle with echo=true. The broker SHOULD send its (session) state: passes
     when a flow arrives (with or without a handle, 2.7.4/11). Any broker flow without handle MUST NOT
     carry delivery-count, link-credit, available, drain, echo or properties (MUST NOT, separate check)."""
-    s = open_session(ctx)
-    attach_sender(s, address(ctx))
+    s = begin(ctx.connect(), timeout=5.0)
+    s.sender(address(ctx), name=link_name(ctx, "snd"))
     s.quiet(0.3)
     mark = len(s.log)
     s.flow(echo=True)
-    s.read(WAIT, until=lambda f: performative_name(f) == "flow" and f.channel == s.ch)
+    s.read(WAIT, until=lambda f: performative_name(f) == "flow" and f.channel == s.remote)
     answers = _flow_frames(s, mark)
     ctx.record(bool(answers), expected="a flow after our session echo",
                observed=f"{[f.performative for f in answers] or 'none'}; ended: {s.ended or 'no'}",
@@ -158,8 +156,8 @@ def next_incoming_id_set(ctx: Context) -> None:
     """We begin a session and attach a sending link; the broker grants credit with a flow (and we ask for
     one more with echo=true). next-incoming-id MUST be set once the peer has received the begin: passes
     when every broker flow on the session carries it."""
-    s = open_session(ctx)
-    snd = attach_sender(s, address(ctx))
+    s = begin(ctx.connect(), timeout=5.0)
+    snd = s.sender(address(ctx), name=link_name(ctx, "snd"))
     snd.wait_credit()
     s.flow(snd.handle, delivery_count=snd.delivery_count, link_credit=max(0, snd.credit()), echo=True)
     s.quiet(0.5)
@@ -176,11 +174,10 @@ def unattached_handle(ctx: Context) -> None:
     """On a session without links we send a flow for handle 7 (link-credit 1, echo). The recipient MUST
     end the session with the unattached-handle session error: passes on end with
     amqp:session:unattached-handle on that channel."""
-    s = open_session(ctx)
-    s.peer.send(AMQPFrame(s.ch, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=0,
-                                          outgoing_window=2048, handle=7, delivery_count=0, link_credit=1, echo=True)))
+    s = begin(ctx.connect(), timeout=5.0)
+    s.flow(7, delivery_count=0, link_credit=1, echo=True)
     obs = s.peer.observe(REACTION_WINDOW, stop=lambda f: performative_name(f) in ("end", "close"))
-    ctx.check(obs, SessionError("amqp:session:unattached-handle", channel=s.ch))
+    ctx.check(obs, SessionError("amqp:session:unattached-handle", channel=s.remote))
 
 
 @case("amqp10/2.7.4/detached-handle", title="a flow for a link after it was detached ends the session with unattached-handle",
@@ -188,13 +185,12 @@ def unattached_handle(ctx: Context) -> None:
 def detached_handle(ctx: Context) -> None:
     """We attach a receiving link, detach it (closed=true) and wait for the broker's detach, then send a
     flow for its handle. Passes on end with amqp:session:unattached-handle on that channel."""
-    s = open_session(ctx)
-    rcv = attach_receiver(s, address(ctx))
-    s.peer.send(AMQPFrame(s.ch, spec.Detach(handle=rcv.handle, closed=True)))
-    s.peer.await_frame("detach", channel=s.ch, timeout=WAIT)
+    s = begin(ctx.connect(), timeout=5.0)
+    rcv = s.receiver(address(ctx), name=link_name(ctx, "rcv"))
+    rcv.detach(closed=True, wait=True)
     s.flow(rcv.handle, delivery_count=rcv.init, link_credit=1, echo=True)
     obs = s.peer.observe(REACTION_WINDOW, stop=lambda f: performative_name(f) in ("end", "close"))
-    ctx.check(obs, SessionError("amqp:session:unattached-handle", channel=s.ch))
+    ctx.check(obs, SessionError("amqp:session:unattached-handle", channel=s.remote))
 
 
 @case("amqp10/2.7.4/available", title="the broker's available counts the messages awaiting credit",
@@ -213,7 +209,7 @@ def available(ctx: Context) -> None:
     sent = 0
     seen: list[tuple[int, int]] = []
     for f in s.log:
-        if f.channel != s.ch or getattr(f.performative, "handle", None) is None or \
+        if f.channel != s.remote or getattr(f.performative, "handle", None) is None or \
                 int(f.performative.handle) != rcv.remote_handle:
             continue
         if performative_name(f) == "transfer" and not f.performative.more:
