@@ -21,14 +21,14 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.base import Closed
-from amqpspec.peer.session10 import Delivery, Payload, Receiver, Sender, Session, SetupError, begin, publish
+from amqpspec.peer.session10 import Delivery, Payload, Sender, Session, SetupError, begin
 from amqpspec.wire.amqp10 import (
     Byte, Char, Encoded, Int, Long, Message, Short, Symbol, Timestamp, UByte, UInt, ULong, UShort, UUID, Float,
     encode_sections, spec,
 )
 
 from ._common import WAIT, address, link_name
-from ._flow import describe_frames
+from ._flow import describe_frames, filled
 
 G_HEAD_TAIL = ("An annotated message consists of the bare message plus sections for annotation at the head and tail "
                "of the bare message.")
@@ -41,15 +41,6 @@ BARE = ("properties", "application-properties", "data", "amqp-sequence", "amqp-v
 # ============================================================================ helpers
 
 
-def queued(ctx: Context, payloads: list[bytes]) -> tuple[Session, Receiver, str]:
-    """A new queue holding each payload (octets as given), then a session of a new connection with a
-    receiving link from it, without credit; returns the session, the link and the queue's address."""
-    addr = address(ctx)
-    publish(ctx, addr, *(Payload(p) for p in payloads))
-    s = begin(ctx.connect())
-    return s, s.receiver(addr, name=link_name(ctx, "rcv")), addr
-
-
 def sending(ctx: Context) -> tuple[Session, Sender]:
     """A session of a new connection with a sending link to a new queue."""
     s = begin(ctx.connect())
@@ -58,7 +49,7 @@ def sending(ctx: Context) -> tuple[Session, Sender]:
 
 def roundtrip(ctx: Context, payloads: list[bytes]) -> tuple[Session, list[Delivery]]:
     """Sends each payload (octets as given) to a new queue, receives them back and accepts them."""
-    s, rcv, addr = queued(ctx, payloads)
+    s, rcv, addr = filled(ctx, len(payloads), [Payload(p) for p in payloads])
     rcv.grant(len(payloads))
     got = rcv.wait(len(payloads))
     if len(got) < len(payloads):
@@ -412,7 +403,7 @@ def header_omitted(ctx: Context) -> None:
 def ttl_reduced(ctx: Context) -> None:
     """We send a message with ttl 60000 ms, wait 600 ms, then receive it. The transmitted header SHOULD
     carry the ttl reduced by the time spent: passes when the ttl is present and at most 59700."""
-    s, rcv, _ = queued(ctx, [encode_sections([spec.Header(ttl=UInt(60000)), spec.Data(b"ttl")])])
+    s, rcv, _ = filled(ctx, 1, [Payload(encode_sections([spec.Header(ttl=UInt(60000)), spec.Data(b"ttl")]))])
     time.sleep(0.6)
     rcv.grant(1)
     got = rcv.wait(1)

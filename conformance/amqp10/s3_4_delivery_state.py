@@ -16,12 +16,11 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.session10 import QUIET, Delivery, Receiver, Session, SetupError, begin
 from amqpspec.wire.amqp10 import Message, Symbol, spec
 
-from ._common import WAIT, Received, address
-from ._flow import (
-    QUIET, Inconclusive, Rcv, Sess, attach_receiver, body_of, filled, open_session,
-)
+from ._common import WAIT, address, link_name
+from ._flow import bodies, body_of, filled
 
 G_RELEASED = ("At the source the released outcome means that the message is no longer acquired by the receiver, "
               "and has been made available for (re-)delivery to the same or other targets receiving from the node.")
@@ -34,7 +33,7 @@ G_ACCEPTED_TARGET = ("At the target, the accepted outcome is used to indicate th
                      "successfully processed")
 
 
-def _offered(ctx: Context, rcv: Rcv, outcome: str) -> None:
+def _offered(ctx: Context, rcv: Receiver, outcome: str) -> None:
     """Skips when the broker's source lists the outcomes it supports and ``outcome`` is not one (3.5.3)."""
     source = getattr(rcv.remote, "source", None)
     offered = [str(o) for o in (getattr(source, "outcomes", None) or [])]
@@ -43,7 +42,8 @@ def _offered(ctx: Context, rcv: Rcv, outcome: str) -> None:
                  "on this link (3.5.3 outcomes)")
 
 
-def _first(ctx: Context, message: Message | None = None, outcome: str | None = None) -> tuple[Sess, Rcv, str, Received]:
+def _first(ctx: Context, message: Message | None = None,
+           outcome: str | None = None) -> tuple[Session, Receiver, str, Delivery]:
     """A queue holding one message, a receiving link A that got it (unsettled), and the queue's address."""
     s, rcv, addr = filled(ctx, 1, [message or Message(body=f"one-{ctx.rng.randrange(1 << 30)}".encode())])
     if outcome:
@@ -51,19 +51,19 @@ def _first(ctx: Context, message: Message | None = None, outcome: str | None = N
     rcv.grant(1)
     got = rcv.wait(1)
     if not got:
-        raise Inconclusive(f"the message put in {addr} was not delivered for link-credit 1")
+        raise SetupError(f"the message put in {addr} was not delivered for link-credit 1")
     return s, rcv, addr, got[0]
 
 
-def _again(s: Sess, a: Rcv, addr: str, *, other: bool = True, timeout: float = WAIT) -> tuple[str, Received] | None:
+def _again(s: Session, a: Receiver, addr: str, *, other: bool = True,
+           timeout: float = WAIT) -> tuple[str, Delivery] | None:
     """After an outcome on link A: credit 1 more on A and (``other``) a second link B with credit 1; the
     first redelivery on either, as ("A"|"B", delivery), or None."""
     seen = len(a.deliveries())
     a.grant(1)
     b = None
     if other:
-        b = attach_receiver(s, addr)
-        b.grant(1)
+        b = s.receiver(addr, name=f"{a.name}-b", credit=1)
     stop = time.monotonic() + timeout
     while s.ended is None and time.monotonic() < stop:
         if len(a.deliveries()) > seen:
@@ -78,13 +78,13 @@ def _again(s: Sess, a: Rcv, addr: str, *, other: bool = True, timeout: float = W
     return None
 
 
-def _count(delivery: Received) -> int:
+def _count(delivery: Delivery) -> int:
     header = delivery.message().header
     value = None if header is None else header.delivery_count
     return 0 if value is None else int(value)
 
 
-def _annotations(delivery: Received) -> dict[str, Any]:
+def _annotations(delivery: Delivery) -> dict[str, Any]:
     ma = delivery.message().message_annotations
     value = getattr(ma, "value", None) or {}
     return {str(k): v for k, v in value.items()}
@@ -148,8 +148,7 @@ def modified_undeliverable_here(ctx: Context) -> None:
     again = _again(s, a, addr, other=False, timeout=1.5)
     ctx.record(again is None, expected="no redelivery on link A",
                observed="nothing on A" if again is None else f"redelivered on A: {again[1].message().summary()}")
-    b = attach_receiver(s, addr)
-    b.grant(1)
+    b = s.receiver(addr, name=link_name(ctx, "rcv"), credit=1)
     got = b.wait(1, timeout=1.0)
     ctx.note(f"a second link B {'received' if got else 'did not receive'} the message")
 
@@ -214,11 +213,9 @@ def broker_accepts_transfer(ctx: Context) -> None:
     """We send 3 unsettled messages to a queue. Storing a message in a queue is processing it
     successfully: passes when the broker's dispositions (role receiver) give each delivery the accepted
     state."""
-    from ._flow import attach_sender, bodies, send_within_credit
-
-    s = open_session(ctx)
-    snd = attach_sender(s, address(ctx))
-    send_within_credit(snd, bodies(ctx, 3))
+    s = begin(ctx.connect())
+    snd = s.sender(address(ctx), name=link_name(ctx, "snd"))
+    snd.send_within_credit(bodies(ctx, 3))
     got = snd.wait_outcomes()
     names = {did: getattr(st, "NAME", None) for did, st in got.items()}
     ok = len(got) == 3 and all(n == "accepted" for n in names.values())
@@ -240,7 +237,7 @@ def no_received_state(ctx: Context) -> None:
     got = rcv.wait(3, timeout=2 * WAIT)
     s.quiet(QUIET)
     if len(got) < 3:
-        raise Inconclusive(f"only {len(got)} of 3 messages delivered")
+        raise SetupError(f"only {len(got)} of 3 messages delivered")
     states = [f.performative.state for f in rcv.transfers() if f.performative.state is not None]
     states += [f.performative.state for f in s.frames("disposition") if not f.performative.role]
     received = [st for st in states if getattr(st, "NAME", None) == "received"]
