@@ -1,0 +1,60 @@
+"""Which mutations to try on a case, in which order, from what its unmutated run received.
+
+A case judges what the broker answered to what it sent, and its verdict usually rests on the
+last frames it received before its body returned (what came before is the handshake and the
+set-up). So the mutations are tried latest frame first, and the kinds most likely to change a
+verdict, and cheapest to run, come first: a changed reply code or error condition (a case that
+checks the code fails at once), a flipped bit in a field, the connection cut there (FIN, RST),
+then the ones a case only notices by waiting (drop, withhold, delay) and the stream
+disorders (duplicate, reorder). Then the same for every earlier frame. The caller stops at
+the first mutation that flips the verdict, so the order decides the time a pass takes.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from bench.mutation.mutations import Mutation
+from bench.mutation.proxy import ConnLog
+
+#: per frame, latest first, after the opening rounds below
+PER_FRAME_KINDS = ("flip", "rst", "drop", "dup", "withhold", "reorder", "delay", "fin")
+
+
+def mutation_seed(run_seed: int, case_id: str, kind: str, conn: int, index: int) -> int:
+    digest = hashlib.sha256(f"{run_seed}:{case_id}:{kind}:{conn}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0) -> list[Mutation]:
+    """At most ``budget`` distinct mutations of the frames in ``log`` (the unmutated run's)."""
+    frames = [(c.number, r) for c in log for r in c.received]
+    frames.sort(key=lambda cr: cr[1].seq, reverse=True)  # latest first, across connections
+    if not frames:
+        return []
+    latest = frames[0]
+    rounds: list[tuple[str, int, int]] = []
+    rounds += [("code", c, r.index) for c, r in frames if r.closes]
+    rounds += [("flip", c, r.index) for c, r in frames[:3]]
+    rounds += [("rst", *_at(latest)), ("fin", *_at(latest))]
+    rounds += [("drop", c, r.index) for c, r in frames[:2]]
+    rounds += [("withhold", *_at(latest)), ("dup", *_at(latest))]
+    if len(frames) > 1:
+        rounds.append(("reorder", *_at(frames[1])))
+    rounds.append(("delay", *_at(latest)))
+    for c, r in frames:
+        rounds += [(kind, c, r.index) for kind in PER_FRAME_KINDS]
+    out: list[Mutation] = []
+    seen: set[tuple[str, int, int]] = set()
+    for kind, conn, index in rounds:
+        if (kind, conn, index) in seen:
+            continue
+        seen.add((kind, conn, index))
+        out.append(Mutation(kind, conn, index, mutation_seed(run_seed, case_id, kind, conn, index)))
+        if len(out) >= budget:
+            break
+    return out
+
+
+def _at(frame: tuple[int, object]) -> tuple[int, int]:
+    conn, received = frame
+    return conn, received.index  # type: ignore[attr-defined]

@@ -1,0 +1,199 @@
+"""Runs cases through the mutating proxy and decides, per case, whether some mutation flipped it.
+
+Each worker owns one :class:`~bench.mutation.proxy.MutatingProxy` and takes cases one at a
+time: the case runs unmutated (the proxy only logs what the broker sent), then under the
+mutations :func:`bench.mutation.plan.plan` picks from that log, until one flips the verdict.
+Cases run through the framework (``Runner`` with a one-case list, ``jobs=1``), with the target
+pointing at the proxy and liveness probing off: a probe after a mutated case would only
+measure the proxy.
+
+Flipped: the unmutated run gave ``passed`` (or ``informational``) and a mutated run gave
+``failed``, ``warning`` or ``informational`` (a change to the verdict the case's clauses
+weigh). A change to ``error`` only ("the suite could not decide") is kept apart: it shows the
+case notices the mutation, not that it can fail. A case that failed unmutated has shown that
+it can fail without any mutation.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from amqpspec import brokerops
+from amqpspec.case import CaseSpec, Context
+from amqpspec.result import Result, Verdict
+from amqpspec.runner import RunOptions, Runner
+from amqpspec.target import Target
+
+from bench.mutation.mutations import Mutation
+from bench.mutation.plan import plan
+from bench.mutation.proxy import ConnLog, MutatingProxy
+
+FLIPPED = "flipped"
+FLIPPED_TO_ERROR = "flipped-to-error-only"
+FAILS_UNMUTATED = "fails-unmutated"
+SKIPPED = "skipped-unmutated"
+ERROR_UNMUTATED = "error-unmutated"
+NOT_FLIPPED = "not-flipped"
+STATUSES = (FLIPPED, FAILS_UNMUTATED, FLIPPED_TO_ERROR, NOT_FLIPPED, SKIPPED, ERROR_UNMUTATED)
+#: statuses that show the case able to fail
+SHOWN = (FLIPPED, FAILS_UNMUTATED)
+
+#: why no mutation flipped a case that ran and passed (classified from what the mutations did)
+WHY = {
+    "nothing-received": "received nothing from the broker before its verdict: it judges only what the suite "
+                        "sends or does, so no mutation of the broker's frames reaches it",
+    "insensitive": "passed whether the broker's frame was withheld or the connection was cut (RST/FIN) where it "
+                   "judges: it records its verdict without depending on the broker's answer",
+    "accepts-silence": "passed with the judged frame dropped or withheld: it checks that something does not "
+                       "happen, and the generic mutations remove or disturb frames but add none the broker did "
+                       "not send (a duplicate at most)",
+    "accepts-close": "passed with the connection cut (RST/FIN) where it judges: it accepts a closed connection "
+                     "as one of its outcomes",
+    "tolerant": "accepted every mutated answer tried (other codes, flipped fields, lost, late, reordered, "
+                "duplicated frames)",
+}
+FLIP_VERDICTS = {Verdict.PASSED: (Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL),
+                 Verdict.INFORMATIONAL: (Verdict.FAILED, Verdict.WARNING)}
+
+
+@dataclass
+class Tried:
+    mutation: Mutation
+    applied: list[str]
+    verdict: str
+    reason: str
+
+
+@dataclass
+class Outcome:
+    case: str
+    baseline: str
+    baseline_reason: str
+    status: str = NOT_FLIPPED
+    by: Tried | None = None             # the mutation that flipped it (or changed it to error)
+    why: str = ""                       # for NOT_FLIPPED: a key of WHY
+    tried: list[Tried] = field(default_factory=list)
+    frames: int = 0                     # units the broker sent before the verdict (unmutated)
+    seconds: float = 0.0
+
+
+class _Runner(Runner):
+    """The product's runner, told when the case's cleanup starts: its connections are no
+    longer the case's (the proxy stops counting and mutating)."""
+
+    proxy: MutatingProxy
+
+    def _cleanup(self, ctx: Context) -> None:
+        self.proxy.case_ended()
+        super()._cleanup(ctx)
+
+
+def run_case_once(target: Target, case: CaseSpec, proxy: MutatingProxy, mutation: Mutation | None,
+                  protocol: str, seed: int) -> Result:
+    """One run of ``case`` through ``proxy`` armed with ``mutation``."""
+    original = case.func
+
+    def body(ctx: Context) -> None:
+        try:
+            original(ctx)
+        finally:
+            proxy.case_ended()
+
+    proxy.arm(mutation)
+    runner = _Runner(target, [dataclasses.replace(case, func=body)],
+                     RunOptions(seed=seed, jobs=1, liveness=False, protocol=protocol))
+    runner.proxy = proxy
+    try:
+        return runner.run()[0]
+    finally:
+        proxy.case_ended()
+
+
+def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: str, *, budget: int,
+               seed: int) -> Outcome:
+    t0 = time.monotonic()
+    base = run_case_once(target, case, proxy, None, protocol, seed)
+    log: list[ConnLog] = list(proxy.log)
+    out = Outcome(case.id, base.verdict.value, base.reason, frames=sum(len(c.received) for c in log))
+    if base.verdict in (Verdict.FAILED, Verdict.WARNING):
+        out.status = FAILS_UNMUTATED
+    elif base.verdict is Verdict.SKIPPED:
+        out.status = SKIPPED
+    elif base.verdict is Verdict.ERROR:
+        out.status = ERROR_UNMUTATED
+    else:
+        flips_to = FLIP_VERDICTS[base.verdict]
+        for m in plan(case.id, log, budget, seed):
+            r = run_case_once(target, case, proxy, m, protocol, seed)
+            tried = Tried(m, proxy.applied(), r.verdict.value, r.reason)
+            out.tried.append(tried)
+            if r.verdict in flips_to:
+                out.status, out.by = FLIPPED, tried
+                break
+            if r.verdict is Verdict.ERROR and out.by is None:
+                out.status, out.by = FLIPPED_TO_ERROR, tried
+        if out.status == NOT_FLIPPED:
+            out.why = classify(out)
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def classify(out: Outcome) -> str:
+    """Why no mutation flipped a case that passed: a key of :data:`WHY`."""
+    if out.frames == 0 or not out.tried:
+        return "nothing-received"
+    passed = {t.mutation.kind for t in out.tried if t.verdict == out.baseline}
+    cut = bool(passed & {"rst", "fin"})
+    silent = bool(passed & {"withhold", "drop"})
+    if cut and "withhold" in passed:
+        return "insensitive"
+    if silent:
+        return "accepts-silence"
+    if cut:
+        return "accepts-close"
+    return "tolerant"
+
+
+def proxy_target(real: Target, port: int, broker: Any) -> Target:
+    return dataclasses.replace(real, host="127.0.0.1", port=port, broker=broker)
+
+
+def run_all(url: str, protocol: str, cases: list[CaseSpec], *, jobs: int, budget: int, seed: int,
+            on_outcome: Callable[[Outcome], None] = lambda o: None) -> list[Outcome]:
+    """Every case judged, ``jobs`` at a time (one proxy each)."""
+    real = Target.parse(url)
+    if real.tls:
+        raise SystemExit("the mutating proxy reads the broker's frames: give an amqp:// URL, not amqps://")
+    info = brokerops.probe(real, protocol)
+    todo: queue.Queue[CaseSpec] = queue.Queue()
+    for c in cases:
+        todo.put(c)
+    outcomes: list[Outcome] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        with MutatingProxy((real.host, real.port), protocol) as proxy:
+            target = proxy_target(real, proxy.port, copy.deepcopy(info))
+            while True:
+                try:
+                    c = todo.get_nowait()
+                except queue.Empty:
+                    return
+                o = judge_case(target, c, proxy, protocol, budget=budget, seed=seed)
+                with lock:
+                    outcomes.append(o)
+                    on_outcome(o)
+
+    threads = [threading.Thread(target=worker, name=f"mutation-worker-{i}", daemon=True)
+               for i in range(max(1, min(jobs, len(cases))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    order = {c.id: i for i, c in enumerate(cases)}
+    return sorted(outcomes, key=lambda o: order[o.case])
