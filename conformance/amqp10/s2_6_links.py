@@ -14,14 +14,15 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.session10 import begin, publish
 from amqpspec.verify10 import SessionError
 from amqpspec.wire.amqp10 import show, spec
 
-from ._common import REACTION_WINDOW, WAIT, address
-from ._links import (
-    RECEIVER, SENDER, attach, await_answer, detach, ends, link_error_detach, link_name, provoke_link_error, put,
-    receiving, sending, session, token,
-)
+from ._common import REACTION_WINDOW, WAIT, address, link_name, token
+from ._links import await_answer, ends, link_error_detach, provoke_link_error
+
+SENDER = spec.Role.SENDER
+RECEIVER = spec.Role.RECEIVER
 
 G_ATTACH = ("On receipt of the attach, the remote session endpoint creates a corresponding link endpoint and informs "
             "its application of the attaching link. [...] The link endpoint is then mapped to an unused handle, and an "
@@ -56,10 +57,10 @@ def link_stolen(ctx: Context) -> None:
     container = ctx.name(f"c-{ctx.rng.getrandbits(32):08x}")
     addr = address(ctx)
     name = link_name(ctx, "steal")
-    s1 = session(ctx, container_id=container)
-    first = sending(ctx, s1, addr, name=name)
-    s2 = session(ctx, container_id=container)
-    sending(ctx, s2, addr, name=name, wait=False)
+    s1 = begin(ctx.connect(container_id=container))
+    first = s1.sender(addr, name=name)
+    s2 = begin(ctx.connect(container_id=container))
+    s2.sender(addr, name=name, wait=False)
     ans = await_answer(s2, name)
     stop_end = ends(s1)
     obs1 = s1.peer.observe(WAIT if ans.attached else 0.5, stop=lambda f: stop_end(f) or (
@@ -81,9 +82,9 @@ def broker_uses_its_handle(ctx: Context) -> None:
     credit on it. Passes when every flow and transfer the broker sends for the link carries the handle of
     the broker's attach (its output handle), whatever number that is."""
     addr = address(ctx)
-    put(ctx, addr, token(ctx))
-    s = session(ctx)
-    link = attach(s, link_name(ctx, "rcv"), RECEIVER, source=spec.Source(address=addr), target=spec.Target(), handle=5)
+    publish(ctx, addr, token(ctx))
+    s = begin(ctx.connect())
+    link = s.receiver(addr, name=link_name(ctx, "rcv"), handle=5)
     link.grant(5)
     obs = s.peer.observe(WAIT, stop=lambda f: ends(s)(f) or performative_name(f) == "transfer")
     frames = [f.performative for f in obs.performatives(None, s.remote) if performative_name(f) in ("flow", "transfer")
@@ -103,15 +104,12 @@ def attach_answered(ctx: Context) -> None:
     each with an attach of the same name in the opposite role (guideline); when such an attach carries no
     terminus, a detach of the link must follow at once (2.6.3, MUST); and the two links, both open, have
     different handles in the broker's attaches (2.7.3: a handle MUST NOT be used for other open links)."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
     handles = []
     for role, what in ((SENDER, "sending link"), (RECEIVER, "receiving link")):
         name = link_name(ctx, "snd" if role is SENDER else "rcv")
-        if role is SENDER:
-            sending(ctx, s, addr, name=name, wait=False)
-        else:
-            receiving(ctx, s, addr, name=name, wait=False)
+        (s.sender if role is SENDER else s.receiver)(addr, name=name, wait=False)
         ans = await_answer(s, name)
         ok = ans.attach is not None and bool(ans.attach.role) != bool(role)
         ctx.record(ok, expected=f"an attach named {name!r} with role {'receiver' if role is SENDER else 'sender'}",
@@ -137,13 +135,10 @@ def refused_terminus(ctx: Context) -> None:
     the broker created both nodes (the refusal path was not exercised)."""
     created = 0
     for role, what in ((RECEIVER, "receiving link from an unknown source"), (SENDER, "sending link to an unknown target")):
-        s = session(ctx)
+        s = begin(ctx.connect())
         addr = f"/amq/queue/{token(ctx, 'absent')}"
         name = link_name(ctx, "absent")
-        if role is RECEIVER:
-            receiving(ctx, s, addr, name=name, wait=False)
-        else:
-            sending(ctx, s, addr, name=name, wait=False)
+        (s.receiver if role is RECEIVER else s.sender)(addr, name=name, wait=False)
         ans = await_answer(s, name)
         if ans.attached:
             created += 1
@@ -162,9 +157,9 @@ def recover_null_target(ctx: Context) -> None:
     """Attaches a sending link whose target is null -- the recovery of a link the broker has no record of
     (Figure 2.36). Passes when the broker answers with an attach of the link (guideline) and, if that attach
     has a null target, detaches the link at once (2.6.3, MUST); fails on no answer, an end or a close."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     name = link_name(ctx, "recover")
-    attach(s, name, SENDER, source=spec.Source(), target=None, wait=False)
+    s.sender(name=name, target=None, wait=False)
     ans = await_answer(s, name)
     observed = ans.describe()
     if ans.attach is None and not ans.failed:  # show whether the connection still serves
@@ -177,12 +172,12 @@ def recover_null_target(ctx: Context) -> None:
 
 
 def _dynamic(ctx: Context, role: bool) -> None:
-    s = session(ctx)
+    s = begin(ctx.connect())
     name = link_name(ctx, "dyn")
     if role is RECEIVER:
-        attach(s, name, RECEIVER, source=spec.Source(dynamic=True), target=spec.Target(), wait=False)
+        s.receiver(name=name, source=spec.Source(dynamic=True), wait=False)
     else:
-        attach(s, name, SENDER, source=spec.Source(), target=spec.Target(dynamic=True), wait=False)
+        s.sender(name=name, target=spec.Target(dynamic=True), wait=False)
     ans = await_answer(s, name)
     where = "source" if role is RECEIVER else "target"
     if ans.attached:
@@ -217,9 +212,9 @@ def dynamic_target(ctx: Context) -> None:
 def detach_answered(ctx: Context) -> None:
     """Attaches a sending link and detaches it with closed=false. Passes when the broker answers with a detach
     of its handle for the link (closed either way: 2.6.6 lets it close) without ending the session."""
-    s = session(ctx)
-    link = sending(ctx, s)
-    detach(link, closed=False)
+    s = begin(ctx.connect())
+    link = s.sender(address(ctx), name=link_name(ctx, "snd"))
+    link.detach(closed=False)
     stop_end = ends(s)
     obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (performative_name(f) == "detach" and f.channel == s.remote))
     got = [f.performative for f in obs.performatives("detach", s.remote) if int(f.performative.handle) == link.remote_handle]
@@ -233,11 +228,11 @@ def reattach(ctx: Context) -> None:
     """Attaches a sending link, then sends at once a detach (closed=false) and an attach of the same link on
     the same handle (Figure 2.38). Passes when the broker answers with a detach and then an attach of the
     link (guideline) and that attach -- a reattach, not a resume -- has a null unsettled map (2.7.3 MUST)."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    link = sending(ctx, s, addr)
-    detach(link, closed=False)
-    sending(ctx, s, addr, name=link.name, handle=link.handle, wait=False)
+    link = s.sender(addr, name=link_name(ctx, "snd"))
+    link.detach(closed=False)
+    link.attach(wait=False)   # the same attach again: same name, handle and termini
     stop_end = ends(s)
     obs = s.peer.observe(REACTION_WINDOW, stop=lambda f: stop_end(f) or (
         performative_name(f) == "attach" and f.channel == s.remote and str(f.performative.name) == link.name))
@@ -260,7 +255,7 @@ def errant_link(ctx: Context) -> None:
     without detaching our end -- sends another transfer on the link. Passes when the broker had detached the
     link with an error (2.6.5/1) and then ends the session with amqp:session:errant-link (2.6.5/3).
     Skipped when the broker announces no max-message-size."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     link, obs = provoke_link_error(ctx, s)
     err = link_error_detach(obs, s, link)
     ctx.record(err is not None, expected="a detach of the link with an error", observed=obs.describe(),
@@ -280,12 +275,12 @@ def pipelined_reattach(ctx: Context) -> None:
     an attach of the same link without an unsettled map (a pipelined re-attach, not a resume). Passes when
     the broker ends the session with amqp:session:errant-link. Skipped when the broker announces no
     max-message-size, or did not detach the link with an error (see amqp10/2.6.5/errant-link)."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     link, obs = provoke_link_error(ctx, s)
     if link_error_detach(obs, s, link) is None:
         ctx.skip(f"the broker did not detach the link with an error: {obs.describe()}")
-    detach(link, closed=False)
-    attach(s, link.name, SENDER, source=spec.Source(), target=link.remote.target, handle=link.handle, wait=False)
+    link.detach(closed=False)
+    link.attach(target=link.remote.target, wait=False)
     after = s.peer.observe(REACTION_WINDOW, stop=ends(s))
     ctx.check(after, SessionError(str(spec.SessionError.ERRANT_LINK), channel=s.remote))
 
@@ -296,10 +291,12 @@ def pipelined_reattach(ctx: Context) -> None:
 def close_answered(ctx: Context) -> None:
     """Attaches a sending and a receiving link and closes each (detach with closed=true). Passes, per link,
     when the broker answers with a detach of its handle with closed=true and no error."""
-    s = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    for link, what in ((sending(ctx, s, addr), "sending link"), (receiving(ctx, s, addr), "receiving link")):
-        detach(link, closed=True)
+    links = ((s.sender(addr, name=link_name(ctx, "snd")), "sending link"),
+             (s.receiver(addr, name=link_name(ctx, "rcv")), "receiving link"))
+    for link, what in links:
+        link.detach(closed=True)
         stop_end = ends(s)
         obs = s.peer.observe(WAIT, stop=lambda f: stop_end(f) or (
             performative_name(f) == "detach" and f.channel == s.remote and int(f.performative.handle) == link.remote_handle))
