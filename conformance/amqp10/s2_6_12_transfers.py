@@ -20,8 +20,8 @@ from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.peer.session10 import begin, fetch, publish
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
-from ._common import WAIT, address, link_name
-from ._links import ends, ends_or_attach, fresh_sender_marker, outcome_for, payload, settled_outcome, tag, texts, token
+from ._common import WAIT, address, link_name, tag, token
+from ._links import ends, ends_or_attach, fresh_sender_marker, outcome_for, payload, settled_outcome, texts
 
 OUTCOMES = (spec.Accepted, spec.Rejected, spec.Released, spec.Modified)
 SMALL_FRAME = 512               # spec.MIN_MAX_FRAME_SIZE: every peer accepts frames this large
