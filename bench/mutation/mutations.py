@@ -212,8 +212,9 @@ def flip_payload_bit(raw: bytes, protocol: str, rng: random.Random) -> tuple[byt
         lo = (raw[4] * 4) if len(raw) > 4 else len(raw)
         hi = len(raw)
     if hi <= lo:  # nothing to flip but the envelope: an empty frame gets its type octet changed
-        lo, hi = (4, 5) if protocol == _P091 or len(raw) < 6 else (5, 6)
-        lo, hi = min(lo, len(raw) - 1), min(hi, len(raw))
+        lo = 0 if protocol == _P091 else 5
+        lo = min(lo, len(raw) - 1)
+        hi = lo + 1
     i = rng.randrange(lo, hi)
     bit = rng.randrange(8)
     out = raw[:i] + bytes((raw[i] ^ (1 << bit),)) + raw[i + 1:]
