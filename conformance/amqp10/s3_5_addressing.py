@@ -21,15 +21,16 @@ from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import Observation, Peer, performative_name
+from amqpspec.peer.amqp10 import Observation
+from amqpspec.peer.session10 import Link, Receiver, Session, begin
 from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, Symbol, spec
 from amqpspec.wire.amqp10.composite import DescribedBase, show
 
 from ._addressing import (
-    ABSENT_WINDOW, Arrivals, accept, as_values, attach_answer, deliver, describe_frame, link_name, open_receiver,
-    open_sender, refusal, token,
+    ABSENT_WINDOW, as_values, attach_link, describe_arrivals, describe_frame, link_name, read_until, receiver_from,
+    refusal, sender_to, token, transfer_outcome, with_token,
 )
-from ._common import address, grant, session
+from ._common import address
 
 OUTCOME_DESCRIPTORS = {cls.DESCRIPTOR: cls.NAME for cls in spec.OUTCOMES}    # "amqp:accepted:list" -> "accepted"
 OUTCOME_CODES = {int(cls.CODE): cls.NAME for cls in spec.OUTCOMES}
@@ -51,41 +52,39 @@ def accepted_not_resent(ctx: Context) -> None:
     and settles it as accepted; then posts a sentinel and grants more credit. Passes when the
     accepted message does not come again before or after the sentinel, and (when the broker's
     source names neither outcomes nor a default-outcome) accepting raised no error."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     first, sentinel = token(ctx, "first"), token(ctx, "sentinel")
-    if not isinstance(deliver(peer, ch, snd, first), spec.Accepted):
+    if not isinstance(transfer_outcome(snd, first), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
-    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr))
-    offered = [str(o) for o in as_values(remote.source.outcomes)]
+    rcv = receiver_from(ctx, s, spec.Source(address=addr))
+    offered = [str(o) for o in as_values(rcv.remote.source.outcomes)]
     if offered and "amqp:accepted:list" not in offered:
         ctx.skip(f"the broker's source does not offer the accepted outcome (outcomes={offered})")
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 1)
-    if not arrivals.until(lambda a: a.with_token(first, rcv)):
-        ctx.skip(f"the message was not delivered on the receiving link: {arrivals.describe()}")
-    _, t, _ = arrivals.with_token(first, rcv)[0]
-    accept(peer, ch, int(t.delivery_id))
-    deliver(peer, ch, snd, sentinel)
-    grant(peer, ch, rcv, 5)
-    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
-    arrivals.until(lambda a: len(a.with_token(first, rcv)) > 1 or a.errors(), ABSENT_WINDOW)
-    minimal = remote.source.default_outcome is None and not offered
+    rcv.grant(1)
+    if not read_until(s, lambda: with_token(rcv, first)):
+        ctx.skip(f"the message was not delivered on the receiving link: {describe_arrivals(s)}")
+    rcv.accept(with_token(rcv, first)[0])
+    transfer_outcome(snd, sentinel)
+    rcv.grant(5)
+    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
+    read_until(s, lambda: len(with_token(rcv, first)) > 1 or s.error_frames(), ABSENT_WINDOW)
+    minimal = rcv.remote.source.default_outcome is None and not offered
     if minimal:
-        errors = arrivals.errors()
+        errors = s.error_frames()
         ctx.record(not errors, what="accepted is supported by a source with no outcomes and no default-outcome",
                    expected="no error after the accepted disposition",
                    observed="; ".join(describe_frame(e) for e in errors) or "no error",
                    clauses=("amqp10:3.5.3/11",))
     else:
         ctx.note("the broker's source names outcomes or a default-outcome: 3.5.3/11 does not apply")
-    again = len(arrivals.with_token(first, rcv)) - 1
-    seen_sentinel = bool(arrivals.with_token(sentinel, rcv))
+    again = len(with_token(rcv, first)) - 1
+    seen_sentinel = bool(with_token(rcv, sentinel))
     ctx.record(again == 0, what="the accepted message is not resent", clauses=("amqp10:3.5.2/1",),
                expected="the sentinel, and the accepted message not again",
                observed=f"accepted message sent again {again} time(s); sentinel "
-                        f"{'received' if seen_sentinel else 'not received'}; {arrivals.describe()}")
+                        f"{'received' if seen_sentinel else 'not received'}; {describe_arrivals(s)}")
 
 
 @case("amqp10/3.5.2/copy-link-no-resend", title="a copy link does not resend a message it transferred and that was accepted",
@@ -96,36 +95,34 @@ def copy_link_no_resend(ctx: Context) -> None:
     the copy link must not send the accepted message again (the source keeps the state that
     prevents it). A separate guideline check: with copy the message stays available at the
     node, so a second (default) link receives it."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     first, sentinel = token(ctx, "first"), token(ctx, "sentinel")
-    if not isinstance(deliver(peer, ch, snd, first), spec.Accepted):
+    if not isinstance(transfer_outcome(snd, first), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
-    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr, distribution_mode=Symbol("copy")), "copy")
-    if distribution_mode(remote.source) != "copy":
+    rcv = receiver_from(ctx, s, spec.Source(address=addr, distribution_mode=Symbol("copy")), "copy")
+    if distribution_mode(rcv.remote.source) != "copy":
         ctx.skip(f"the broker's source is not a copy source (distribution-mode="
-                 f"{distribution_mode(remote.source)})")
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 1)
-    if not arrivals.until(lambda a: a.with_token(first, rcv)):
-        ctx.skip(f"the message was not delivered on the copy link: {arrivals.describe()}")
-    _, t, _ = arrivals.with_token(first, rcv)[0]
-    accept(peer, ch, int(t.delivery_id))
-    deliver(peer, ch, snd, sentinel)
-    grant(peer, ch, rcv, 5)
-    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
-    arrivals.until(lambda a: len(a.with_token(first, rcv)) > 1 or a.errors(), ABSENT_WINDOW)
-    again = len(arrivals.with_token(first, rcv)) - 1
+                 f"{distribution_mode(rcv.remote.source)})")
+    rcv.grant(1)
+    if not read_until(s, lambda: with_token(rcv, first)):
+        ctx.skip(f"the message was not delivered on the copy link: {describe_arrivals(s)}")
+    rcv.accept(with_token(rcv, first)[0])
+    transfer_outcome(snd, sentinel)
+    rcv.grant(5)
+    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
+    read_until(s, lambda: len(with_token(rcv, first)) > 1 or s.error_frames(), ABSENT_WINDOW)
+    again = len(with_token(rcv, first)) - 1
     ctx.record(again == 0, what="the copy link does not resend the accepted message",
                expected="the sentinel, and the accepted message not again",
-               observed=f"accepted message sent again {again} time(s); {arrivals.describe()}")
-    other, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr), "second")
-    grant(peer, ch, other, 5)
-    arrivals.until(lambda a: a.with_token(first, other) or a.errors())
-    ctx.record(bool(arrivals.with_token(first, other)), what="the copied message is still at the node",
+               observed=f"accepted message sent again {again} time(s); {describe_arrivals(s)}")
+    other = receiver_from(ctx, s, spec.Source(address=addr), "second")
+    other.grant(5)
+    read_until(s, lambda: with_token(other, first) or s.error_frames())
+    ctx.record(bool(with_token(other, first)), what="the copied message is still at the node",
                expected="a second link from the node receives the message the copy link transferred",
-               observed=f"{len(arrivals.with_token(first, other))} copies on the second link; {arrivals.describe()}",
+               observed=f"{len(with_token(other, first))} copies on the second link; {describe_arrivals(s)}",
                level=Level.SHOULD,
                guideline="The copy distribution-mode leaves the state of the message unchanged at the distribution node.")
 
@@ -139,14 +136,14 @@ def distribution_mode_set(ctx: Context) -> None:
     When the broker's sources show that the node supports more than one distribution-mode
     (its attaches report two different modes), every one of its attaches must set the field,
     the one answering the link that asked for nothing included. Skipped otherwise."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    open_sender(ctx, peer, ch, addr)
+    sender_to(ctx, s, addr)
     reported: dict[str, str | None] = {}
     for asked in ("copy", "move", None):
         src = spec.Source(address=addr, distribution_mode=None if asked is None else Symbol(asked))
-        _, remote = open_receiver(ctx, peer, ch, src, f"dist-{asked or 'none'}")
-        reported[asked or "nothing"] = distribution_mode(remote.source)
+        rcv = receiver_from(ctx, s, src, f"dist-{asked or 'none'}")
+        reported[asked or "nothing"] = distribution_mode(rcv.remote.source)
     modes = {m for m in reported.values() if m is not None}
     shown = ", ".join(f"asked {k}: {v or 'not set'}" for k, v in reported.items())
     if len(modes) < 2:
@@ -164,13 +161,13 @@ def unknown_distribution_mode(ctx: Context) -> None:
     'amqpspec:undefined-mode', which neither the spec nor its registry defines. The broker may
     refuse the link or adjust the mode, but its source reports the actual terminus, so it must
     not carry the undefined mode."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    open_sender(ctx, peer, ch, addr)
+    sender_to(ctx, s, addr)
     bogus = "amqpspec:undefined-mode"
-    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
-                                   source=spec.Source(address=addr, distribution_mode=Symbol(bogus)),
-                                   target=spec.Target())
+    link, obs = attach_link(s, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                            source=spec.Source(address=addr, distribution_mode=Symbol(bogus)), target=spec.Target())
+    remote = link.remote
     if remote is None or remote.source is None:
         ctx.note(f"the broker refused the link: {obs.describe()}")
         ctx.record(True, expected=f"no source claiming distribution-mode {bogus}", observed=obs.describe())
@@ -187,17 +184,16 @@ def outcomes_valid(ctx: Context) -> None:
     and default-outcome modified. In each broker source, every value of outcomes must be the
     symbolic descriptor of an outcome (accepted, rejected, released, modified or declared) and
     default-outcome, when set, must be an outcome."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    open_sender(ctx, peer, ch, addr)
+    sender_to(ctx, s, addr)
     asked = [Symbol(d) for d in ("amqp:accepted:list", "amqp:rejected:list", "amqp:released:list",
                                  "amqp:modified:list")]
     sources = []
     for what, src in (("minimal", spec.Source(address=addr)),
                       ("full", spec.Source(address=addr, outcomes=asked,
                                            default_outcome=spec.Modified(delivery_failed=True)))):
-        _, remote = open_receiver(ctx, peer, ch, src, what)
-        sources.append((what, remote.source))
+        sources.append((what, receiver_from(ctx, s, src, what).remote.source))
     bad_outcomes = []
     bad_defaults = []
     for what, src in sources:
@@ -236,45 +232,44 @@ def default_outcome_applied(ctx: Context) -> None:
     (skipped when it reports none). Receives a message and settles it with no state: with a
     released or modified (not undeliverable-here) default the message must be delivered again
     (on a second link); with accepted or rejected it must not."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     first = token(ctx, "first")
-    if not isinstance(deliver(peer, ch, snd, first), spec.Accepted):
+    if not isinstance(transfer_outcome(snd, first), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
-    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr, default_outcome=spec.Released()))
-    default = remote.source.default_outcome
+    rcv = receiver_from(ctx, s, spec.Source(address=addr, default_outcome=spec.Released()))
+    default = rcv.remote.source.default_outcome
     if default is None or not _is_outcome(default):
         ctx.skip(f"the broker's source reports no default-outcome (default-outcome={show(default)})")
     name = default.NAME if isinstance(default, DescribedBase) else "?"
     comes_back = name == "released" or (name == "modified" and not getattr(default, "undeliverable_here", None))
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 1)
-    if not arrivals.until(lambda a: a.with_token(first, rcv)):
-        ctx.skip(f"the message was not delivered on the receiving link: {arrivals.describe()}")
-    _, t, _ = arrivals.with_token(first, rcv)[0]
-    peer.send(AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=int(t.delivery_id), settled=True)))
-    peer.send(AMQPFrame(ch, spec.Detach(handle=rcv, closed=True)))
-    arrivals.until(lambda a: a.errors() or any(performative_name(f) == "detach" and f.channel == ch
-                                               for f in a.others))
-    if arrivals.errors():
+    rcv.grant(1)
+    if not read_until(s, lambda: with_token(rcv, first)):
+        ctx.skip(f"the message was not delivered on the receiving link: {describe_arrivals(s)}")
+    did = int(with_token(rcv, first)[0].transfer.delivery_id)
+    # settled without a state: the frame the case is about, so built here (the layer's would say accepted)
+    s.peer.send(AMQPFrame(s.ch, spec.Disposition(role=spec.Role.RECEIVER, first=did, settled=True)))
+    rcv.detach(closed=True)
+    read_until(s, lambda: s.error_frames() or rcv.remote_detach is not None)
+    if s.error_frames():
         ctx.record(False, expected=f"default-outcome {show(default)} applied to the delivery settled without a state",
                    observed=f"the broker answered the disposition (settled, no state) with an error: "
-                            f"{arrivals.describe()}")
+                            f"{describe_arrivals(s)}")
         return
-    other, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr), "second")
+    other = receiver_from(ctx, s, spec.Source(address=addr), "second")
     sentinel = token(ctx, "sentinel")
-    deliver(peer, ch, snd, sentinel)
-    grant(peer, ch, other, 5)
-    arrivals.until(lambda a: (a.with_token(first, other) and a.with_token(sentinel, other)) or a.errors())
+    transfer_outcome(snd, sentinel)
+    other.grant(5)
+    read_until(s, lambda: (with_token(other, first) and with_token(other, sentinel)) or s.error_frames())
     if not comes_back:
-        arrivals.until(lambda a: a.with_token(first, other) or a.errors(), ABSENT_WINDOW)
-    again = bool(arrivals.with_token(first, other))
+        read_until(s, lambda: with_token(other, first) or s.error_frames(), ABSENT_WINDOW)
+    again = bool(with_token(other, first))
     ctx.record(again == comes_back,
                expected=f"default-outcome {show(default)}: the message "
                         f"{'is delivered again' if comes_back else 'is not delivered again'}",
                observed=f"message {'delivered again' if again else 'not delivered again'} on a second link; "
-                        f"{arrivals.describe()}")
+                        f"{describe_arrivals(s)}")
 
 
 @case("amqp10/3.5.3/no-node-properties-without-dynamic",
@@ -284,14 +279,13 @@ def source_node_properties(ctx: Context) -> None:
     """Attaches a receiving link whose source names an address and (wrongly, without dynamic)
     dynamic-node-properties {lifetime-policy: delete-on-close}. Whatever the broker does with
     them, its own source must leave dynamic-node-properties unset unless its dynamic is true."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    open_sender(ctx, peer, ch, addr)
+    sender_to(ctx, s, addr)
     props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
-    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
-                                   source=spec.Source(address=addr, dynamic_node_properties=props),
-                                   target=spec.Target())
-    _node_properties_check(ctx, remote, obs, "source")
+    link, obs = attach_link(s, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                            source=spec.Source(address=addr, dynamic_node_properties=props), target=spec.Target())
+    _node_properties_check(ctx, link.remote, obs, "source")
 
 
 @case("amqp10/3.5.4/no-node-properties-without-dynamic",
@@ -301,12 +295,12 @@ def target_node_properties(ctx: Context) -> None:
     """Attaches a sending link whose target names an address and (wrongly, without dynamic)
     dynamic-node-properties {lifetime-policy: delete-on-close}. The broker's own target must
     leave dynamic-node-properties unset unless its dynamic is true."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
     props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
-    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "snd"), role=spec.Role.SENDER, source=spec.Source(),
-                                   target=spec.Target(address=addr, dynamic_node_properties=props))
-    _node_properties_check(ctx, remote, obs, "target")
+    link, obs = attach_link(s, link_name(ctx, "snd"), role=spec.Role.SENDER, source=spec.Source(),
+                            target=spec.Target(address=addr, dynamic_node_properties=props))
+    _node_properties_check(ctx, link.remote, obs, "target")
 
 
 def _node_properties_check(ctx: Context, remote: Any, obs: Observation, which: str) -> None:
@@ -322,21 +316,22 @@ def _node_properties_check(ctx: Context, remote: Any, obs: Observation, which: s
 
 # ---------------------------------------------------------------------------- dynamic nodes
 
-def _dynamic(ctx: Context, which: str, properties: dict | None = None) -> tuple[Peer, int, int, Any, str]:
+def _dynamic(ctx: Context, which: str, properties: dict | None = None) -> tuple[Session, Link, Any, str]:
     """Requests a dynamic node as source (we receive) or target (we send); skips when none is reported.
 
-    Returns the peer, channel, our handle, the broker's terminus, and the link name.
+    Returns the session, the link, the broker's terminus, and the link name.
     """
     container = ctx.name("container")
-    peer, ch = session(ctx, container_id=container)
+    s = begin(ctx.connect(container_id=container))
     name = link_name(ctx, "dyn")
     if which == "source":
-        h, remote, obs = attach_answer(peer, ch, name, role=spec.Role.RECEIVER,
-                                       source=spec.Source(dynamic=True, dynamic_node_properties=properties),
-                                       target=spec.Target())
+        link, obs = attach_link(s, name, role=spec.Role.RECEIVER,
+                                source=spec.Source(dynamic=True, dynamic_node_properties=properties),
+                                target=spec.Target())
     else:
-        h, remote, obs = attach_answer(peer, ch, name, role=spec.Role.SENDER, source=spec.Source(),
-                                       target=spec.Target(dynamic=True, dynamic_node_properties=properties))
+        link, obs = attach_link(s, name, role=spec.Role.SENDER, source=spec.Source(),
+                                target=spec.Target(dynamic=True, dynamic_node_properties=properties))
+    remote = link.remote
     why = refusal(obs, remote)
     if why is not None:
         ctx.skip(f"the broker does not create dynamic nodes: {why}")
@@ -346,7 +341,7 @@ def _dynamic(ctx: Context, which: str, properties: dict | None = None) -> tuple[
     addr = terminus.address
     if isinstance(addr, str) and addr:
         ctx.will_delete("queue", addr)
-    return peer, ch, h, terminus, name
+    return s, link, terminus, name
 
 
 def _dynamic_checks(ctx: Context, terminus: Any, name: str, which: str, must: str, should: tuple[str, str]) -> None:
@@ -393,7 +388,7 @@ def dynamic_source_address(ctx: Context) -> None:
     container-id (SHOULD); node properties it reports have the standard types (MUST)."""
     props = {Symbol("lifetime-policy"): spec.DeleteOnClose(),
              Symbol("supported-dist-modes"): Array([Symbol("move")], type="symbol")}
-    _, _, _, terminus, name = _dynamic(ctx, "source", props)
+    _, _, terminus, name = _dynamic(ctx, "source", props)
     _dynamic_checks(ctx, terminus, name, "source", "amqp10:3.5.3/2", ("amqp10:3.5.3/3", "amqp10:3.5.3/5"))
 
 
@@ -405,7 +400,7 @@ def dynamic_target_address(ctx: Context) -> None:
     Then: its address is set (MUST); it includes the link name and our container-id (SHOULD);
     node properties it reports have the standard types (MUST)."""
     props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
-    _, _, _, terminus, name = _dynamic(ctx, "target", props)
+    _, _, terminus, name = _dynamic(ctx, "target", props)
     _dynamic_checks(ctx, terminus, name, "target", "amqp10:3.5.4/2", ("amqp10:3.5.4/3", "amqp10:3.5.4/5"))
 
 
@@ -419,29 +414,29 @@ def delete_on_close(ctx: Context) -> None:
     node (not consumed), closes the link, then attaches to the address again: the old node's
     message must not be delivered (the attach may also be refused: the node is gone)."""
     props = {Symbol("lifetime-policy"): spec.DeleteOnClose()}
-    peer, ch, h, terminus, _ = _dynamic(ctx, "source", props)
+    s, link, terminus, _ = _dynamic(ctx, "source", props)
     policy = (terminus.dynamic_node_properties or {}).get(Symbol("lifetime-policy")) \
         if hasattr(terminus.dynamic_node_properties or {}, "get") else None
     if not isinstance(policy, spec.DeleteOnClose):
         ctx.skip(f"the broker's dynamic source does not report lifetime-policy delete-on-close "
                  f"(dynamic-node-properties={show(terminus.dynamic_node_properties)})")
     addr = str(terminus.address)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     left = token(ctx, "left")
-    if not isinstance(deliver(peer, ch, snd, left), spec.Accepted):
+    if not isinstance(transfer_outcome(snd, left), spec.Accepted):
         ctx.skip("the broker did not accept a message posted to the dynamic node")
-    peer.send(AMQPFrame(ch, spec.Detach(handle=h, closed=True)))
-    peer.await_frame("detach", channel=ch, match=lambda f: f.performative.closed is True)
-    h2, remote, obs = attach_answer(peer, ch, link_name(ctx, "again"), role=spec.Role.RECEIVER,
-                                    source=spec.Source(address=addr), target=spec.Target())
-    if refusal(obs, remote) is not None or remote.source is None:
+    link.detach(closed=True)
+    s.peer.await_frame("detach", channel=s.remote, match=lambda f: f.performative.closed is True)
+    again, obs = attach_link(s, link_name(ctx, "again"), role=spec.Role.RECEIVER, source=spec.Source(address=addr),
+                             target=spec.Target())
+    if refusal(obs, again.remote) is not None or again.remote.source is None:
         ctx.record(True, expected="the node is gone", observed=f"attach to {addr!r} refused: {obs.describe()}")
         return
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, h2, 5)
-    arrivals.until(lambda a: a.with_token(left) or a.errors(), ABSENT_WINDOW * 2)
-    ctx.record(not arrivals.with_token(left), expected="the node is gone: its message is not delivered",
-               observed=f"{len(arrivals.with_token(left))} delivery of the message posted before the link closed")
+    rcv: Receiver = again  # type: ignore[assignment]   (a receiving link: attach_link made it for that role)
+    rcv.grant(5)
+    read_until(s, lambda: with_token(rcv, left) or s.error_frames(), ABSENT_WINDOW * 2)
+    ctx.record(not with_token(rcv, left), expected="the node is gone: its message is not delivered",
+               observed=f"{len(with_token(rcv, left))} delivery of the message posted before the link closed")
 
 
 # ============================================================================ 3.5.8 filter set
@@ -453,13 +448,14 @@ def unknown_filter(ctx: Context) -> None:
     no specification or registry defines. The sending endpoint sets the filter actually in
     place and reports the actual terminus, so the broker's source must not carry that filter
     (it may refuse the link, or attach without it)."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    open_sender(ctx, peer, ch, addr)
+    sender_to(ctx, s, addr)
     key = Symbol("amqpspec-undefined")
     filt = {key: Described(Symbol("amqpspec:undefined-filter:string"), "anything")}
-    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
-                                   source=spec.Source(address=addr, filter=filt), target=spec.Target())
+    link, obs = attach_link(s, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                            source=spec.Source(address=addr, filter=filt), target=spec.Target())
+    remote = link.remote
     if remote is None or remote.source is None:
         ctx.record(True, expected="no source claiming the undefined filter", observed=f"link refused: {obs.describe()}")
         return
@@ -476,13 +472,14 @@ def filter_set_well_formed(ctx: Context) -> None:
     """Asks for a filter-set with a registered selector filter (apache.org:selector-filter:string
     "1=1") and a null-valued entry. Whatever filters the broker reports in its source: every key
     a symbol, every value null or a described value (a filter)."""
-    peer, ch = session(ctx)
+    s = begin(ctx.connect())
     addr = address(ctx)
-    open_sender(ctx, peer, ch, addr)
+    sender_to(ctx, s, addr)
     filt = {Symbol("selector"): Described(Symbol("apache.org:selector-filter:string"), "1=1"),
             Symbol("amqpspec-null"): None}
-    _, remote, obs = attach_answer(peer, ch, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
-                                   source=spec.Source(address=addr, filter=filt), target=spec.Target())
+    link, obs = attach_link(s, link_name(ctx, "rcv"), role=spec.Role.RECEIVER,
+                            source=spec.Source(address=addr, filter=filt), target=spec.Target())
+    remote = link.remote
     if remote is None or remote.source is None:
         ctx.skip(f"the broker refused the link: {obs.describe()}")
     reported = remote.source.filter
