@@ -9,6 +9,7 @@ derived from the checks and the levels of the clauses they cite.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import importlib
 import pkgutil
@@ -98,14 +99,31 @@ def case(
                 raise CaseDefinitionError(f"case {id} cites unknown clause {cid!r}")
         if not clauses and (level is None or not guideline):
             raise CaseDefinitionError(f"case {id} cites no clause: give level= and guideline= for the text it checks")
-        if id in REGISTRY and REGISTRY[id].func is not func:
+        if id in REGISTRY and inspect_unwrap(REGISTRY[id].func) is not func:
             raise CaseDefinitionError(f"case id {id} is registered twice ({REGISTRY[id].module} and {func.__module__})")
         doc = (func.__doc__ or "").strip()
+        runs = _version_guarded(func) if any(known[cid].versions for cid in clauses) else func
         REGISTRY[id] = CaseSpec(id, title, protocol, m.group(2), tuple(clauses), tuple(requires), timeout,
-                                func, doc, func.__module__, level, guideline)
+                                runs, doc, func.__module__, level, guideline)
         return func
 
     return register
+
+
+def _version_guarded(func: Callable[["Context"], None]) -> Callable[["Context"], None]:
+    """The case, skipped on a product release that none of the vendor clauses it cites describes."""
+
+    @functools.wraps(func)
+    def runs(ctx: "Context") -> None:
+        ctx.applicable(*ctx.spec.clauses)
+        func(ctx)
+
+    return runs
+
+
+def inspect_unwrap(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The case function under the version guard ``case`` may put around it."""
+    return getattr(func, "__wrapped__", func)
 
 
 def discover(protocol: str) -> list[CaseSpec]:
@@ -314,12 +332,24 @@ class Context:
         else:
             cited = tuple(clauses) if clauses is not None else self.spec.clauses
             levels = self._levels(cited)
+        self._refuse_other_releases(cited)
         verdict = Verdict.PASSED if ok else verdict_for_failure(levels)
         description = what or self.spec.title
         if guideline and not any(f'"{guideline}"' in n for n in self.notes):  # state each text once
             self.notes.append(f"{description}: checks the spec text \"{guideline}\" ({level.value if level else ''})")
         self.checks.append(Check(description, list(cited), verdict, expected, observed))
         return ok
+
+    def _refuse_other_releases(self, cited: tuple[str, ...]) -> None:
+        """A check citing a vendor clause that does not describe this broker's release is a bug of
+        the case (it should have chosen with :meth:`applicable`), not a verdict on the broker."""
+        known = clause_catalog.by_id(self.spec.protocol)
+        broker = self.target.broker
+        for cid in cited:
+            c = known.get(cid)
+            if c is not None and c.versions and not c.applies_to(broker.product, broker.version):
+                raise CaseDefinitionError(f"{self.spec.id}: a check cites {cid}, which describes "
+                                          f"{c.applicability()}, not {broker.product} {broker.version}")
 
     def check(self, obs: Observation, verifier: Verifier, *, what: str = "",
               clauses: tuple[str, ...] | list[str] | None = None, sets_close: bool = True,
@@ -333,6 +363,24 @@ class Context:
 
     def skip(self, reason: str) -> None:
         raise Skip(reason)
+
+    def applicable(self, *clause_ids: str) -> str:
+        """The first of ``clause_ids`` whose text describes the broker under test; skips the case
+        when none does.
+
+        A vendor clause (``Clause.versions``) describes only the product releases in its range,
+        so where the vendor's text changed a case cites one clause per range and judges the
+        broker by the one of its own release; specification clauses describe every broker.
+        """
+        known = clause_catalog.by_id(self.spec.protocol)
+        broker = self.target.broker
+        for cid in clause_ids:
+            if known[cid].applies_to(broker.product, broker.version):
+                return cid
+        ranges = "; ".join(f"{cid} describes {known[cid].applicability()} ({known[cid].versions_source})"
+                           for cid in clause_ids)
+        raise Skip(f"not applicable to {broker.product or 'an unnamed product'} {broker.version or '(no version)'}: "
+                   f"{ranges}")
 
     def note(self, text: str) -> None:
         self.notes.append(text)

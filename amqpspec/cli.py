@@ -173,6 +173,8 @@ def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, 
             c = r.clause
             row = {"id": c.id, "level": c.level.value, "section": c.section, "section_title": c.section_title,
                    "text": c.text, "source": c.source}
+            if c.versions:  # a vendor clause: the releases its text describes, and which edition says so
+                row.update(product=c.product, versions=c.versions, versions_source=c.versions_source)
             if coverage:
                 row.update(status=r.status, cases=r.cases,
                            untested=None if r.untested is None else {"reason": r.untested.reason, "note": r.untested.note})
@@ -182,6 +184,8 @@ def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, 
     width = max((len(r.clause.id) for r in rows), default=10)
     for r in rows:
         click.echo(f"{r.clause.id:<{width}}  {r.clause.level.value:<10}  {r.clause.text}")
+        if r.clause.versions:
+            click.echo(f"{'':<{width}}  {'':<10}  applies to {r.clause.applicability()}; source: {r.clause.versions_source}")
         if coverage:
             if r.cases:
                 how = "-> " + ", ".join(r.cases)

@@ -11,6 +11,12 @@ Three sources, three id schemes (all stable: they depend only on the spec text):
   spec catalog and reports count them separately.
 * every normative sentence of the prose ``amqp0-9-1.txt`` (60): ``amqp091:<section>/<k>``,
   ``k`` the 1-based ordinal of the normative sentence within its deepest numbered section.
+* the statements of RabbitMQ's guides that cases rely on (``rabbitmq-guides.toml``, e.g.
+  Direct Reply-To): ``rabbitmq091:<guide>/<name>``, counted with the extension rules.
+
+Every ``rabbitmq091:`` clause is a vendor clause: it names the RabbitMQ releases its text
+describes (``Clause.versions``) and the document edition it comes from (``Clause.source``),
+since RabbitMQ's texts change between releases and a release is judged by its own.
 
 The extraction follows the method of ``specs/README.md`` to the letter, because the counts
 given there are the acceptance test of this module.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -43,6 +50,9 @@ __all__ = [
     "ProseSentence",
     "spec_rules",
     "extension_rules",
+    "guide_clauses",
+    "VENDOR",
+    "EXTENDED_XML_VERSIONS",
     "prose_clauses",
     "prose_sentences",
     "prose_body",
@@ -58,6 +68,15 @@ _SPECDIR = "amqp-0-9-1"  # under amqpspec/specdata
 XML_FILE = "amqp0-9-1.xml"
 EXTENDED_XML_FILE = "amqp0-9-1.extended.xml"
 PROSE_FILE = "amqp0-9-1.txt"
+GUIDES_FILE = "rabbitmq-guides.toml"
+
+VENDOR = "RabbitMQ"  # the product every rabbitmq091: clause describes (connection.start "product")
+# The extended XML's methods (exchange.bind/unbind, basic.nack, confirm) and rules are the same
+# in every RabbitMQ 3.x and 4.x release: RabbitMQ's Protocol Extensions guide lists them in its
+# 3.13 and current editions alike, and the XML (rabbitmq/amqp-0.9.1-spec) has no per-release text.
+EXTENDED_XML_VERSIONS = ">=3.0"
+EXTENDED_XML_VERSIONS_SOURCE = ("RabbitMQ 3.x and 4.x alike (Protocol Extensions guide, 3.13 and current editions: "
+                       "versioned_docs/version-3.13/extensions.md, docs/extensions.md)")
 
 BULLET = "\ue00c"  # pdftotext renders the PDF's bullets as this private-use glyph
 
@@ -173,10 +192,44 @@ def extension_rules() -> tuple[Clause, ...]:
     """
     base = _rules_by_path(XML_FILE)
     extended = _rules_by_path(EXTENDED_XML_FILE)
-    extra = [c for path, c in extended.items() if path not in base]
+    extra = [replace(c, product=VENDOR, versions=EXTENDED_XML_VERSIONS, versions_source=EXTENDED_XML_VERSIONS_SOURCE)
+             for path, c in extended.items() if path not in base]
     rules = _prefixed(extra, EXTENSION_PREFIX)
     _check_unique(list(rules), EXTENDED_XML_FILE)
     return rules
+
+
+@functools.lru_cache(maxsize=None)
+def guide_clauses() -> tuple[Clause, ...]:
+    """The statements of RabbitMQ's guides in rabbitmq-guides.toml, in file order.
+
+    Each carries the releases it describes; a statement the guide changed appears once per
+    range. Raises CatalogError on a malformed entry (bad level or version range, duplicates).
+    """
+    data = tomllib.loads(_read_spec_bytes(GUIDES_FILE).decode("utf-8"))
+    out: list[Clause] = []
+    for n, entry in enumerate(data.get("clause", []), 1):
+        try:
+            level = Level(entry["level"])
+            clause = Clause(
+                id=f"{EXTENSION_PREFIX}{entry['section']}/{entry['name']}",
+                protocol=PROTOCOL,
+                section=entry["section"],
+                section_title=entry["title"],
+                level=level,
+                text=collapse_whitespace(entry["text"]),
+                source=f"{GUIDES_FILE}:{entry['section']}/{entry['name']}",
+                product=VENDOR,
+                versions=entry["versions"],
+                versions_source=f"RabbitMQ {entry['source']}",
+            )
+            clause.version_range  # noqa: B018 -- validates the spelling now, not at run time
+        except (KeyError, ValueError) as exc:
+            raise CatalogError(f"{GUIDES_FILE}: clause #{n} is malformed ({type(exc).__name__}: {exc}); "
+                               "each needs section, title, name, level, versions, source and text") from None
+        out.append(clause)
+    _check_unique(out, GUIDES_FILE)
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- prose
@@ -328,11 +381,12 @@ def section_titles() -> dict[str, str]:
 def _catalog(extensions: bool) -> tuple[Clause, ...]:
     clauses = prose_clauses() + spec_rules()
     if extensions:
-        clauses += extension_rules()
+        clauses += extension_rules() + guide_clauses()
     _check_unique(list(clauses), "AMQP 0-9-1 catalog")
     return clauses
 
 
 def catalog(*, extensions: bool = False) -> list[Clause]:
-    """Prose clauses then XML rules (then the RabbitMQ extension rules if asked for)."""
+    """Prose clauses then XML rules (then RabbitMQ's extension rules and guide statements if
+    asked for)."""
     return list(_catalog(extensions))

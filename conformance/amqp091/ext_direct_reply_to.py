@@ -1,12 +1,14 @@
 """RabbitMQ extension: Direct Reply-To (the pseudo-queue ``amq.rabbitmq.reply-to``), raw peers.
 
 Tested when the broker lists ``direct_reply_to`` in its capabilities. No XML describes it:
-the expectations come from RabbitMQ's Direct Reply-To guide (AMQP 0.9.1 part), read in the
-Chinese edition the project started from and translated to English in each guideline below.
-The guide describes the broker's behaviour without RFC 2119 keywords, so the checks are
-guidelines (SHOULD); where it states only what the requester must do and leaves the broker's
-reaction to a requester that does otherwise unsaid (ack-mode consumers, publishing from
-another channel), the expected refusal is an inference and weighs MAY (informational).
+the expectations come from RabbitMQ's Direct Reply-To guide (AMQP 0.9.1 part), recorded as
+vendor clauses ``rabbitmq091:direct-reply-to/*`` with the releases whose edition of the guide
+says each (the seed document translates the current, 4.2 edition; RabbitMQ 3.x's edition
+differs on mandatory replies and says nothing of a second consumer). The guide describes the
+broker's behaviour without RFC 2119 keywords, so those clauses weigh SHOULD; where it states
+only what the requester must do and leaves the broker's reaction to a requester that does
+otherwise unsaid (ack-mode consumers, publishing from another channel), the expected refusal
+is an inference and the clause weighs MAY (informational).
 
 Roles: the *requester* consumes from amq.rabbitmq.reply-to (no-ack) and publishes a request
 with reply-to ``amq.rabbitmq.reply-to``; the *responder* (another connection) gets the
@@ -20,7 +22,6 @@ import time
 from dataclasses import dataclass
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import ChannelException, ConnectionException, Replies, StaysOpen
 from amqpspec.wire.amqp091 import spec
@@ -31,33 +32,22 @@ from ._replies import after_async, answer
 
 DRT = ("direct_reply_to",)
 REPLY_TO = "amq.rabbitmq.reply-to"
-_SOURCE = "RabbitMQ documentation, Direct Reply-To guide, AMQP 0.9.1 (translated from the Chinese edition): "
-G_CONSUME = _SOURCE + ("To use Direct Reply-To, a requester must: consume from the pseudo-queue amq.rabbitmq.reply-to "
-                       "in no-ack mode. There is no need to declare this \"queue\" first (although the client can). "
-                       "Set the reply-to property of the request message to amq.rabbitmq.reply-to.")
-G_REWRITE = _SOURCE + ("When forwarding the request, RabbitMQ transparently rewrites reply-to to "
-                       "amq.rabbitmq.reply-to.<opaque-suffix>, where <opaque-suffix> has no meaning for the client. "
-                       "The responder then uses that value as the routing key to publish the reply to the default "
-                       "exchange (\"\").")
-G_LIVENESS = _SOURCE + ("If the responder will perform an expensive operation, it can check whether the client has "
-                        "disconnected by passively declaring the generated reply queue name on a disposable channel. "
-                        "Even with passive=false it cannot be created; the declare either succeeds (0 ready "
-                        "messages, 1 consumer) or fails.")
-G_NOACK = _SOURCE + ("The requester must consume in automatic acknowledgement mode. If the requester disconnects or "
-                     "rejects a reply, there is no queue to return the reply to.")
-G_SAME_CHANNEL = _SOURCE + ("The requester must use the same connection and channel to consume from "
-                            "amq.rabbitmq.reply-to and to publish the request.")
-G_DROPPED = _SOURCE + ("Replies sent via Direct Reply-To are not fault-tolerant; they are dropped if the client that "
-                       "published the request disconnects. The requester is assumed to reconnect and resubmit the "
-                       "request.")
-G_NOT_A_QUEUE = _SOURCE + ("The name amq.rabbitmq.reply-to is used in basic.consume and in the reply-to property as "
-                           "if it were a queue; however it is not. It cannot be deleted, and does not appear in the "
-                           "management plugin or in rabbitmqctl list_queues.")
-G_MANDATORY = _SOURCE + ("If the responder publishes with the mandatory flag, amq.rabbitmq.reply-to.* is treated as a "
-                         "queue for routing. Whether the requester is still alive is not checked at routing time. In "
-                         "other words, messages routed only to this name are considered \"routed\", and RabbitMQ "
-                         "does not send a basic.return.")
-G_ONE_CONSUMER = _SOURCE + "A requester can create at most one Direct Reply-To consumer (basic.consume) per channel."
+# The guide's statements, each with the RabbitMQ releases whose edition says it (see
+# amqpspec/specdata/amqp-0-9-1/rabbitmq-guides.toml and `amqpspec clauses --extensions`).
+_G = "rabbitmq091:direct-reply-to/"
+C_CONSUME = _G + "consume-no-ack"
+C_REWRITE = _G + "reply-to-rewritten"
+C_LIVENESS = _G + "liveness-declare"
+C_NOACK = _G + "no-ack-only"
+C_SAME_CHANNEL = _G + "same-channel"
+C_DROPPED = _G + "dropped-when-gone"
+C_NOT_A_QUEUE = _G + "not-a-queue"
+# The guide changed in RabbitMQ 4.2 (Direct Reply-To became a volatile queue type): up to 4.1 a
+# mandatory reply is "not routed" and returned, from 4.2 on it counts as routed. A case cites
+# both and judges each broker by the edition of its own release (Context.applicable).
+C_MANDATORY_3 = _G + "mandatory-not-routed"
+C_MANDATORY_4 = _G + "mandatory-routed"
+C_ONE_CONSUMER = _G + "one-consumer-per-channel"  # only the 4.2 edition says it
 REFUSED = ChannelException() | ConnectionException()
 
 
@@ -118,13 +108,13 @@ def reply(call: Rpc, *, mandatory: bool = False) -> None:
     publish(call.responder, call.resp_ch, "", call.reply_to, b"reply", properties=props, mandatory=mandatory)
 
 
-def reply_received(ctx: Context, call: Rpc, what: str, guideline: str = G_REWRITE) -> bool:
+def reply_received(ctx: Context, call: Rpc, what: str, clause: str = C_REWRITE) -> bool:
     got = receive(call.requester, 1, WAIT)
     ok = bool(got) and got[0].channel == call.req_ch and got[0].body == b"reply" \
         and getattr(got[0].method, "consumer_tag", None) == call.consumer_tag
     return ctx.record(ok, expected=f"basic.deliver of the reply to consumer {call.consumer_tag!r} on channel "
                                    f"{call.req_ch}", observed=got[0].summary() if got else f"nothing within {WAIT:g}s",
-                      what=what, level=Level.SHOULD, guideline=guideline)
+                      what=what, clauses=(clause,))
 
 
 def declare_on_fresh_channel(peer: Peer, name: str, passive: bool) -> tuple[int, Observation]:
@@ -140,7 +130,7 @@ def drop_requester(call: Rpc) -> None:
 # ---------------------------------------------------------------------------------- consuming
 @case("amqp091/rabbitmq.direct-reply-to/consume-no-ack",
       title="basic.consume from amq.rabbitmq.reply-to in no-ack mode, without declaring it, is accepted",
-      requires=DRT, level=Level.SHOULD, guideline=G_CONSUME)
+      requires=DRT, clauses=(C_CONSUME,))
 def consume_no_ack(ctx: Context) -> None:
     """Sends basic.consume(queue=amq.rabbitmq.reply-to, no-ack=1) on a new channel, nothing
     declared before: the answer is basic.consume-ok."""
@@ -151,7 +141,7 @@ def consume_no_ack(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.direct-reply-to/declare-accepted",
       title="queue.declare of amq.rabbitmq.reply-to is answered with declare-ok",
-      requires=DRT, level=Level.SHOULD, guideline=G_CONSUME)
+      requires=DRT, clauses=(C_CONSUME,))
 def declare_accepted(ctx: Context) -> None:
     """Sends queue.declare(queue=amq.rabbitmq.reply-to) (passive=0) on a new channel: declaring
     the pseudo-queue is not needed but allowed ("although the client can"), so declare-ok."""
@@ -163,7 +153,7 @@ def declare_accepted(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.direct-reply-to/one-consumer-per-channel",
       title="a second amq.rabbitmq.reply-to consumer on the same channel is refused",
-      requires=DRT, level=Level.SHOULD, guideline=G_ONE_CONSUMER)
+      requires=DRT, clauses=(C_ONE_CONSUMER,))
 def one_consumer_per_channel(ctx: Context) -> None:
     """Consumes (no-ack) from amq.rabbitmq.reply-to, then again on the same channel. At most one
     such consumer per channel: the second basic.consume is refused (no code named: any channel
@@ -174,7 +164,7 @@ def one_consumer_per_channel(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.direct-reply-to/ack-mode-consume-refused",
       title="an ack-mode consumer on amq.rabbitmq.reply-to is refused (informational)",
-      requires=DRT, level=Level.MAY, guideline=G_NOACK)
+      requires=DRT, clauses=(C_NOACK,))
 def ack_mode_refused(ctx: Context) -> None:
     """Sends basic.consume(queue=amq.rabbitmq.reply-to, no-ack=0). The guide requires no-ack
     consumers ("there is no queue to return the reply to") but does not say how the broker
@@ -188,7 +178,7 @@ def ack_mode_refused(ctx: Context) -> None:
 @case("amqp091/rabbitmq.direct-reply-to/request-from-other-channel-refused",
       title="a request with reply-to amq.rabbitmq.reply-to from a channel without the consumer is refused "
             "(informational)",
-      requires=DRT, level=Level.MAY, guideline=G_SAME_CHANNEL)
+      requires=DRT, clauses=(C_SAME_CHANNEL,))
 def other_channel_refused(ctx: Context) -> None:
     """The requester consumes from amq.rabbitmq.reply-to on one channel and publishes a request
     with reply-to amq.rabbitmq.reply-to on another channel of the same connection, then probes
@@ -205,7 +195,7 @@ def other_channel_refused(ctx: Context) -> None:
 # ---------------------------------------------------------------------------------- request and reply
 @case("amqp091/rabbitmq.direct-reply-to/reply-to-rewritten",
       title="the broker rewrites reply-to amq.rabbitmq.reply-to to amq.rabbitmq.reply-to.<suffix>",
-      requires=DRT, level=Level.SHOULD, guideline=G_REWRITE)
+      requires=DRT, clauses=(C_REWRITE,))
 def reply_to_rewritten(ctx: Context) -> None:
     """The requester (consuming from the pseudo-queue) publishes a request with reply-to
     amq.rabbitmq.reply-to to a queue; the responder fetches it: its reply-to reads
@@ -218,7 +208,7 @@ def reply_to_rewritten(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.direct-reply-to/reply-delivered",
       title="a reply published to the rewritten reply-to reaches the requester's consumer",
-      requires=DRT, level=Level.SHOULD, guideline=G_REWRITE)
+      requires=DRT, clauses=(C_REWRITE,))
 def reply_delivered(ctx: Context) -> None:
     """After the request/fetch of reply-to-rewritten, the responder publishes a reply to the
     default exchange with the rewritten reply-to as routing key: the requester receives it as a
@@ -228,25 +218,40 @@ def reply_delivered(ctx: Context) -> None:
     reply_received(ctx, call, "the reply reaches the requester")
 
 
+def mandatory_outcome(ctx: Context, call: Rpc, what: str) -> None:
+    """Judges the responder's channel after a mandatory reply by the guide of the broker's release:
+    up to 4.1 the reply is "not routed", so a basic.return comes before the probe's reply; from 4.2
+    on it counts as routed, so none does."""
+    clause = ctx.applicable(C_MANDATORY_4, C_MANDATORY_3)
+    obs = after_async(call.responder, call.resp_ch)
+    returned = bool(obs.methods("basic.return", call.resp_ch))
+    if clause == C_MANDATORY_3:
+        ctx.record(returned, expected="a basic.return of the mandatory reply (not routed)", observed=obs.describe(),
+                   what=f"{what}: the mandatory reply is returned", clauses=(clause,))
+    else:
+        ctx.record(not returned and bool(obs.probe_ok), expected="no basic.return for the mandatory reply",
+                   observed=obs.describe(), what=f"{what}: the mandatory reply counts as routed", clauses=(clause,))
+
+
 @case("amqp091/rabbitmq.direct-reply-to/mandatory-reply-routed",
-      title="a mandatory reply to a live requester is delivered without basic.return",
-      requires=DRT, level=Level.SHOULD, guideline=G_MANDATORY)
+      title="a mandatory reply to a live requester is returned up to RabbitMQ 4.1, routed without basic.return "
+            "from 4.2",
+      requires=DRT, clauses=(C_MANDATORY_3, C_MANDATORY_4, C_REWRITE))
 def mandatory_reply_routed(ctx: Context) -> None:
-    """The responder publishes the reply with mandatory=1, then probes its channel: a message
-    routed only to amq.rabbitmq.reply-to.* counts as routed, so no basic.return comes before the
-    probe's reply; and the requester receives the reply."""
+    """The responder publishes the reply with mandatory=1, then probes its channel. Up to RabbitMQ
+    4.1 the guide says amq.rabbitmq.reply-to.* is then treated as not a queue: the reply is "not
+    routed" and a basic.return comes (RabbitMQ 3.x does so). From 4.2 on it counts as routed: no
+    basic.return, and the requester receives the reply. A release is judged by its own edition."""
     call = rpc(ctx)
     reply(call, mandatory=True)
-    obs = after_async(call.responder, call.resp_ch)
-    returns = obs.methods("basic.return", call.resp_ch)
-    ctx.record(not returns and bool(obs.probe_ok), expected="no basic.return for the mandatory reply",
-               observed=obs.describe(), what="the mandatory reply counts as routed")
-    reply_received(ctx, call, "the mandatory reply reaches the requester")
+    mandatory_outcome(ctx, call, "a live requester")
+    if ctx.applicable(C_MANDATORY_4, C_MANDATORY_3) == C_MANDATORY_4:
+        reply_received(ctx, call, "the mandatory reply reaches the requester")
 
 
 @case("amqp091/rabbitmq.direct-reply-to/not-deletable",
       title="queue.delete of amq.rabbitmq.reply-to does not end Direct Reply-To: the reply still arrives",
-      requires=DRT, level=Level.SHOULD, guideline=G_NOT_A_QUEUE)
+      requires=DRT, clauses=(C_NOT_A_QUEUE,))
 def not_deletable(ctx: Context) -> None:
     """With a request in flight, a third connection sends queue.delete(amq.rabbitmq.reply-to)
     (whatever it answers), then the responder replies: the pseudo-queue "cannot be deleted", so
@@ -257,13 +262,13 @@ def not_deletable(ctx: Context) -> None:
     obs = answer(third, tch, spec.QueueDelete(queue=REPLY_TO), window=QUICK_WINDOW)
     ctx.note(f"queue.delete({REPLY_TO}) was answered with: {obs.describe()}")
     reply(call)
-    reply_received(ctx, call, "the reply arrives after the delete attempt", guideline=G_NOT_A_QUEUE)
+    reply_received(ctx, call, "the reply arrives after the delete attempt", clause=C_NOT_A_QUEUE)
 
 
 # ---------------------------------------------------------------------------------- requester alive or gone
 @case("amqp091/rabbitmq.direct-reply-to/passive-declare-alive",
       title="a passive declare of the rewritten reply-to succeeds (0 messages, 1 consumer) while the requester lives",
-      requires=DRT, level=Level.SHOULD, guideline=G_LIVENESS)
+      requires=DRT, clauses=(C_LIVENESS,))
 def passive_declare_alive(ctx: Context) -> None:
     """The responder passively declares the rewritten reply-to on a fresh channel while the
     requester is connected: queue.declare-ok, reporting 0 ready messages and 1 consumer."""
@@ -280,7 +285,7 @@ def passive_declare_alive(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.direct-reply-to/declare-after-requester-gone",
       title="once the requester disconnected, declaring the rewritten reply-to fails, passive or not",
-      requires=DRT, level=Level.SHOULD, guideline=G_LIVENESS)
+      requires=DRT, clauses=(C_LIVENESS,))
 def declare_after_gone(ctx: Context) -> None:
     """The requester closes its connection. The responder's passive declare of the rewritten
     reply-to, on a fresh channel, must then fail (repeated for up to a few seconds while it
@@ -305,20 +310,26 @@ def declare_after_gone(ctx: Context) -> None:
 
 
 @case("amqp091/rabbitmq.direct-reply-to/reply-to-gone-dropped",
-      title="a reply to a requester that disconnected is dropped: no exception, and no basic.return even if mandatory",
-      requires=DRT, level=Level.SHOULD, guideline=G_DROPPED)
+      title="a reply to a requester that disconnected is dropped without an exception; a mandatory one is "
+            "returned up to RabbitMQ 4.1, not from 4.2",
+      requires=DRT, clauses=(C_DROPPED, C_MANDATORY_3, C_MANDATORY_4))
 def reply_to_gone(ctx: Context) -> None:
     """The requester closes its connection; the responder publishes the reply (mandatory=1) to
-    the rewritten reply-to and probes its channel. The reply is dropped: the responder's channel
-    goes on without an exception; and since routing does not check whether the requester is
-    alive, the reply counts as routed: no basic.return."""
+    the rewritten reply-to and probes its channel. The reply is discarded: the responder's
+    channel goes on without an exception. As for a live requester, the guide of the broker's
+    release decides the basic.return: up to 4.1 a reply to this name is "not routed" and
+    returned; from 4.2 routing does not check whether the requester is alive, so it counts as
+    routed and nothing is returned."""
     call = rpc(ctx)
     drop_requester(call)
     reply(call, mandatory=True)
     obs = after_async(call.responder, call.resp_ch)
-    ctx.check(obs, StaysOpen(), what="the responder's channel goes on")
-    returns = obs.methods("basic.return", call.resp_ch)
-    ctx.record(not returns, expected="no basic.return for the mandatory reply", observed=obs.describe(),
-               what="the reply counts as routed although the requester is gone", level=Level.SHOULD,
-               guideline=G_MANDATORY)
-
+    ctx.check(obs, StaysOpen(), what="the responder's channel goes on", clauses=(C_DROPPED,))
+    clause = ctx.applicable(C_MANDATORY_4, C_MANDATORY_3)
+    returned = bool(obs.methods("basic.return", call.resp_ch))
+    if clause == C_MANDATORY_3:
+        ctx.record(returned, expected="a basic.return of the mandatory reply (not routed)", observed=obs.describe(),
+                   what="the mandatory reply to a gone requester is returned", clauses=(clause,))
+    else:
+        ctx.record(not returned, expected="no basic.return for the mandatory reply", observed=obs.describe(),
+                   what="the reply counts as routed although the requester is gone", clauses=(clause,))
