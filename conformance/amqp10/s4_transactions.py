@@ -26,16 +26,16 @@ from typing import Any
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import Peer, UnexpectedReply, error_condition, performative_name
-from amqpspec.peer.base import DeadlineExceeded
-from amqpspec.wire.amqp10 import AMQPFrame, Message, Symbol, spec
+from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.session10 import Receiver, Sender, Session, begin
+from amqpspec.wire.amqp10 import Message, Symbol, spec
 from amqpspec.wire.amqp10.composite import show
 
-from ._common import WAIT, address, counters, grant, session
 from ._addressing import (
-    ABSENT_WINDOW, Arrivals, accept, attach_answer, deliver, describe_frame, disposition_for, link_name,
-    open_receiver, open_sender, post, refusal, token,
+    ABSENT_WINDOW, attach_link, await_disposition, describe_arrivals, describe_frame, link_name, read_until,
+    receiver_from, refusal, sender_to, token, transfer, transfer_outcome, with_token,
 )
+from ._common import WAIT, address
 
 LOCAL = Symbol("amqp:local-transactions")
 DISTRIBUTED = "amqp:distributed-transactions"
@@ -59,66 +59,52 @@ UNKNOWN_ID_DOC = "amqp:transaction:unknown-id The specified txn-id does not exis
 
 
 class Control:
-    """A control link to the broker's coordinator."""
+    """A control link to the broker's coordinator: a sending link whose target is the coordinator."""
 
-    def __init__(self, peer: Peer, ch: int, handle: int, attach: spec.Attach) -> None:
-        self.peer = peer
-        self.ch = ch
-        self.handle = handle
-        self.attach = attach
-
-    @property
-    def remote_handle(self) -> int:
-        return int(self.attach.handle)
+    def __init__(self, link: Sender) -> None:
+        self.link = link
+        self.s = link.session
 
     @property
     def capabilities(self) -> list[str]:
-        caps = getattr(self.attach.target, "capabilities", None)
+        caps = getattr(self.link.remote.target, "capabilities", None)
         if caps is None:
             return []
         return [str(c) for c in (caps if isinstance(caps, (list, tuple)) else [caps])]
 
     def send(self, body: Any, *, settled: bool = False, message: Message | None = None) -> int:
-        return post(self.peer, self.ch, self.handle, message or Message(body=spec.AmqpValue(body)), settled=settled)
+        return transfer(self.link, message or Message(body=spec.AmqpValue(body)), settled=settled)
 
     def request(self, body: Any, **kw: Any) -> tuple[Any, list[Any]]:
         """Sends a declare/discharge and waits for its outcome: (disposition state or None, other frames)."""
-        d, others = disposition_for(self.peer, self.ch, self.send(body, **kw), timeout=REACTION)
+        d, others = await_disposition(self.s, self.send(body, **kw), timeout=REACTION)
         return (None if d is None else d.state), others
 
     def detach_error(self, others: list[Any]) -> Any:
         """The broker's detach of this control link, its end or close, among ``others`` (or None)."""
         for f in others:
             name = performative_name(f)
-            if name == "close" or (name == "end" and f.channel == self.ch):
+            if name == "close" or (name == "end" and f.channel == self.s.remote):
                 return f
-            if name == "detach" and f.channel == self.ch and int(f.performative.handle) == self.remote_handle:
+            if name == "detach" and f.channel == self.s.remote and int(f.performative.handle) == self.link.remote_handle:
                 return f
         return None
 
 
-def controller(ctx: Context, peer: Peer, ch: int, *, rejected: bool = True) -> Control:
+def controller(ctx: Context, s: Session, *, rejected: bool = True) -> Control:
     """Attaches a control link (source offering accepted, and rejected unless told otherwise);
     skips the case when the broker does not act as a transactional resource."""
     outcomes = [ACCEPTED, REJECTED] if rejected else [ACCEPTED]
-    h, remote, obs = attach_answer(peer, ch, link_name(ctx, "txn-ctl"), role=spec.Role.SENDER,
-                                   source=spec.Source(outcomes=outcomes), target=spec.Coordinator(capabilities=[LOCAL]))
-    why = refusal(obs, remote)
-    if why is None and not isinstance(remote.target, spec.Coordinator):
-        why = f"the broker attached with target {show(remote.target)}, not a coordinator"
+    link, obs = attach_link(s, link_name(ctx, "txn-ctl"), role=spec.Role.SENDER,
+                            source=spec.Source(outcomes=outcomes), target=spec.Coordinator(capabilities=[LOCAL]))
+    why = refusal(obs, link.remote)
+    if why is None and not isinstance(link.remote.target, spec.Coordinator):
+        why = f"the broker attached with target {show(link.remote.target)}, not a coordinator"
     if why is not None:
         ctx.skip(f"the broker does not act as a transactional resource: {why}")
-    control = Control(peer, ch, h, remote)
-    if not any(performative_name(f) == "flow" and f.performative.handle is not None
-               and int(f.performative.handle) == control.remote_handle and int(f.performative.link_credit or 0) > 0
-               for f in obs.performatives("flow", ch)):
-        try:
-            peer.await_frame("flow", channel=ch, timeout=WAIT,
-                             match=lambda f: f.performative.handle is not None
-                             and int(f.performative.handle) == control.remote_handle
-                             and int(f.performative.link_credit or 0) > 0)
-        except (UnexpectedReply, DeadlineExceeded) as exc:
-            ctx.skip(f"the coordinator granted no credit to the control link: {exc}")
+    control = Control(link)  # type: ignore[arg-type]   (a sending link: attach_link made it for that role)
+    if control.link.wait_credit(WAIT) <= 0:
+        ctx.skip(f"the coordinator granted no credit to the control link (its flows: {control.link.flows() or 'none'})")
     return control
 
 
@@ -148,8 +134,8 @@ def declare_answered(ctx: Context) -> None:
     Passes on the declared outcome carrying a txn-id, or on rejected carrying a
     transaction-error (a declare the coordinator could not perform); any other outcome, or
     none, fails."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     state, others = control.request(spec.Declare())
     ok = (isinstance(state, spec.Declared) and state.txn_id is not None and not state.problems) \
         or is_transaction_error(state)
@@ -169,11 +155,11 @@ def header_ignored(ctx: Context) -> None:
     """Sends the declare with a header (durable, priority 9, ttl 60000) and properties before the
     amqp-value body. Those sections should be ignored: the outcome is declared (or rejected
     with a transaction-error, when the coordinator cannot declare at all)."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     message = Message(header=spec.Header(durable=True, priority=9, ttl=60000),
                       properties=spec.Properties(message_id=ctx.name("declare")), body=spec.AmqpValue(spec.Declare()))
-    d, others = disposition_for(peer, ch, control.send(None, message=message), timeout=REACTION)
+    d, others = await_disposition(s, control.send(None, message=message), timeout=REACTION)
     state = None if d is None else d.state
     ctx.record(isinstance(state, spec.Declared) or is_transaction_error(state),
                expected="declared (the header and properties sections ignored)",
@@ -186,10 +172,10 @@ def header_ignored(ctx: Context) -> None:
 def settled_declare(ctx: Context) -> None:
     """Sends Declare() pre-settled (which 4.2 forbids the controller). The coordinator should
     detach the control link with amqp:illegal-state."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     control.send(spec.Declare(), settled=True)
-    obs = peer.observe(REACTION, stop=lambda f: performative_name(f) in ("detach", "end", "close"))
+    obs = s.peer.observe(REACTION, stop=lambda f: performative_name(f) in ("detach", "end", "close"))
     got = control.detach_error(obs.frames())
     ok = got is not None and performative_name(got) == "detach" and error_condition(got.performative) == "amqp:illegal-state"
     ctx.record(ok, expected="detach of the control link with amqp:illegal-state", observed=obs.describe())
@@ -203,8 +189,8 @@ def global_id_refused(ctx: Context) -> None:
     Declare(global-id=<binary>), a declare it cannot perform as specified (4.5.2: global-id
     is only for a coordinator with distributed-transactions). The control link's source offers
     rejected, so the message must be rejected carrying a transaction-error."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     if DISTRIBUTED in control.capabilities:
         ctx.skip("the coordinator has the distributed-transactions capability")
     state, others = control.request(spec.Declare(global_id=ctx.name("global").encode()))
@@ -221,13 +207,13 @@ def global_id_detach(ctx: Context) -> None:
     """As global-id-refused, on a control link whose source offers only accepted: the coordinator
     cannot reject, so it must detach the control link with a detach carrying a
     transaction-error."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch, rejected=False)
+    s = begin(ctx.connect())
+    control = controller(ctx, s, rejected=False)
     if DISTRIBUTED in control.capabilities:
         ctx.skip("the coordinator has the distributed-transactions capability")
     state, others = control.request(spec.Declare(global_id=ctx.name("global").encode()))
     if state is None:
-        others += peer.observe(0.2).frames()
+        others += s.peer.observe(0.2).frames()
     got = control.detach_error(others)
     ok = got is not None and performative_name(got) == "detach" and error_condition(got.performative) in TRANSACTION_ERRORS
     ctx.record(ok, expected=f"detach of the control link carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})",
@@ -243,8 +229,8 @@ def unknown_id_rejected(ctx: Context) -> None:
     whose source offers rejected: the coordinator cannot complete it, so the message must be
     rejected carrying a transaction-error; a separate guideline check expects
     amqp:transaction:unknown-id."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     bogus = ctx.rng.getrandbits(64).to_bytes(8, "big")
     state, others = control.request(spec.Discharge(txn_id=bogus, fail=False))
     observed = f"outcome {show(state)}" + ("; " + "; ".join(describe_frame(f) for f in others[-3:])
@@ -264,12 +250,12 @@ def unknown_id_detach(ctx: Context) -> None:
     """Control link whose source offers only accepted; sends Discharge(txn-id=<unknown>,
     fail=false). The coordinator cannot complete it and cannot reject, so it must detach the
     control link with a detach carrying a transaction-error."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch, rejected=False)
+    s = begin(ctx.connect())
+    control = controller(ctx, s, rejected=False)
     bogus = ctx.rng.getrandbits(64).to_bytes(8, "big")
     state, others = control.request(spec.Discharge(txn_id=bogus, fail=False))
     if state is None:
-        others += peer.observe(0.2).frames()
+        others += s.peer.observe(0.2).frames()
     got = control.detach_error(others)
     ok = got is not None and performative_name(got) == "detach" and error_condition(got.performative) in TRANSACTION_ERRORS
     ctx.record(ok, expected=f"detach of the control link carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})",
@@ -281,8 +267,8 @@ def unknown_id_detach(ctx: Context) -> None:
 def rollback_completes(ctx: Context) -> None:
     """Declares a transaction, then sends Discharge(txn-id, fail=true): the coordinator must
     complete it, i.e. answer with the accepted outcome (figure 4.2), not reject it nor detach."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
     state, others = control.request(spec.Discharge(txn_id=txn, fail=True))
     ctx.record(isinstance(state, spec.Accepted), expected="accepted",
@@ -301,13 +287,13 @@ def posting_outcome(ctx: Context) -> None:
     accepted the broker must have sent a disposition for the posting whose state is a
     transactional-state with the same txn-id and a terminal outcome. A rejected discharge
     (no successful commit) passes, with a note."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
-    snd = open_sender(ctx, peer, ch, address(ctx))
-    posted = post(peer, ch, snd, token(ctx, "posted"), state=txn_state(txn))
+    snd = sender_to(ctx, s, address(ctx))
+    posted = transfer(snd, token(ctx, "posted"), state=txn_state(txn))
     state, others = control.request(spec.Discharge(txn_id=txn, fail=False))
-    covering = [f.performative for f in others if performative_name(f) == "disposition" and f.channel == ch
+    covering = [f.performative for f in others if performative_name(f) == "disposition" and f.channel == s.remote
                 and f.performative.role is spec.Role.RECEIVER
                 and int(f.performative.first) <= posted <= int(f.performative.last if f.performative.last is not None
                                                                 else f.performative.first)]
@@ -329,32 +315,29 @@ def posting_visible_after_commit(ctx: Context) -> None:
     """Declares a transaction and posts message A transactionally to a fresh node, then a
     sentinel without transaction; a receiving link gets the sentinel and must not get A. After
     Discharge(fail=false) is accepted, A must be delivered."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     posted, sentinel = token(ctx, "posted"), token(ctx, "sentinel")
-    post(peer, ch, snd, posted, state=txn_state(txn))
-    deliver(peer, ch, snd, sentinel)
-    rcv, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr))
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 10)
-    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
-    arrivals.until(lambda a: a.with_token(posted, rcv) or a.errors(), ABSENT_WINDOW)
-    early = bool(arrivals.with_token(posted, rcv))
+    transfer(snd, posted, state=txn_state(txn))
+    transfer_outcome(snd, sentinel)
+    rcv = receiver_from(ctx, s, spec.Source(address=addr))
+    rcv.grant(10)
+    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
+    read_until(s, lambda: with_token(rcv, posted) or s.error_frames(), ABSENT_WINDOW)
+    early = bool(with_token(rcv, posted))
     ctx.record(not early, what="not available before the commit", expected="the sentinel only",
                observed=f"posted message {'delivered' if early else 'not delivered'} before the discharge; "
-                        f"{arrivals.describe()}")
-    state, others = control.request(spec.Discharge(txn_id=txn, fail=False))
-    for f in reversed(others):  # transfers read while waiting for the outcome go back to the arrivals
-        peer.unread(f)
+                        f"{describe_arrivals(s)}")
+    state, others = control.request(spec.Discharge(txn_id=txn, fail=False))   # transfers meanwhile: counted by the layer
     if not isinstance(state, spec.Accepted):
         ctx.skip(f"the commit was not accepted (outcome {show(state)})")
-    arrivals.until(lambda a: a.with_token(posted, rcv) or a.errors())
-    ctx.record(bool(arrivals.with_token(posted, rcv)), what="available after the commit",
+    read_until(s, lambda: with_token(rcv, posted) or s.error_frames())
+    ctx.record(bool(with_token(rcv, posted)), what="available after the commit",
                expected="the posted message delivered after the discharge",
-               observed=f"{len(arrivals.with_token(posted, rcv))} delivery of the posted message; {arrivals.describe()}")
+               observed=f"{len(with_token(rcv, posted))} delivery of the posted message; {describe_arrivals(s)}")
 
 
 @case("amqp10/4.4.4/posting-rolled-back", title="a transactional posting rolled back is never made available",
@@ -363,25 +346,24 @@ def posting_rolled_back(ctx: Context) -> None:
     """Declares a transaction, posts message A transactionally to a fresh node, discharges with
     fail=true, then posts a sentinel without transaction: a receiving link gets the sentinel and
     must not get A."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     posted, sentinel = token(ctx, "posted"), token(ctx, "sentinel")
-    post(peer, ch, snd, posted, state=txn_state(txn))
+    transfer(snd, posted, state=txn_state(txn))
     state, _ = control.request(spec.Discharge(txn_id=txn, fail=True))
     if not isinstance(state, spec.Accepted):
         ctx.note(f"the rollback was answered with {show(state)}")
-    deliver(peer, ch, snd, sentinel)
-    rcv, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr))
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 10)
-    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
-    arrivals.until(lambda a: a.with_token(posted, rcv) or a.errors(), ABSENT_WINDOW)
-    ctx.record(not arrivals.with_token(posted, rcv), expected="the sentinel only",
-               observed=f"{len(arrivals.with_token(posted, rcv))} delivery of the rolled-back message; "
-                        f"{arrivals.describe()}")
+    transfer_outcome(snd, sentinel)
+    rcv = receiver_from(ctx, s, spec.Source(address=addr))
+    rcv.grant(10)
+    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
+    read_until(s, lambda: with_token(rcv, posted) or s.error_frames(), ABSENT_WINDOW)
+    ctx.record(not with_token(rcv, posted), expected="the sentinel only",
+               observed=f"{len(with_token(rcv, posted))} delivery of the rolled-back message; "
+                        f"{describe_arrivals(s)}")
 
 
 @case("amqp10/4.4.1/partial-delivery-discharge",
@@ -392,13 +374,13 @@ def partial_delivery_discharge(ctx: Context) -> None:
     a fresh node and never the rest, then Discharge(fail=false): the control link must be
     terminated with amqp:transaction:rollback (a detach of the control link, or the end of its
     session or connection, carrying that condition)."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
-    snd = open_sender(ctx, peer, ch, address(ctx))
-    post(peer, ch, snd, Message(body=token(ctx, "partial") * 8), state=txn_state(txn), more=True)
+    snd = sender_to(ctx, s, address(ctx))
+    transfer(snd, Message(body=token(ctx, "partial") * 8), state=txn_state(txn), more=True)
     state, others = control.request(spec.Discharge(txn_id=txn, fail=False))
-    others += peer.observe(0.5 if state is not None else 0.2,
+    others += s.peer.observe(0.5 if state is not None else 0.2,
                            stop=lambda f: performative_name(f) in ("detach", "end", "close")).frames()
     got = control.detach_error(others)
     ok = got is not None and error_condition(got.performative) == ROLLBACK
@@ -409,25 +391,22 @@ def partial_delivery_discharge(ctx: Context) -> None:
 
 # ============================================================================ 4.4.2 / 4.4.3 retirement and acquisition
 
-def _acquired(ctx: Context, peer: Peer, ch: int, *, default_outcome: Any = None) -> tuple[str, int, Any, int, bytes, Arrivals]:
+def _acquired(ctx: Context, s: Session, *, default_outcome: Any = None) -> tuple[str, Receiver, int, bytes]:
     """A fresh node holding one message, received (unsettled) on a receiving link.
 
-    Returns the address, the link's handle, the broker's source, the delivery-id, the message
-    token and the arrivals collector.
+    Returns the address, the link (the broker's source is in its ``remote``), the delivery-id and
+    the message token.
     """
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     msg = token(ctx, "retired")
-    if not isinstance(deliver(peer, ch, snd, msg), spec.Accepted):
+    if not isinstance(transfer_outcome(snd, msg), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
-    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr, default_outcome=default_outcome))
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 1)
-    if not arrivals.until(lambda a: a.with_token(msg, rcv)):
-        ctx.skip(f"the message was not delivered: {arrivals.describe()}")
-    _, t, _ = arrivals.with_token(msg, rcv)[0]
-    counters(peer, ch).received_count[rcv] = 1
-    return addr, rcv, remote.source, int(t.delivery_id), msg, arrivals
+    rcv = receiver_from(ctx, s, spec.Source(address=addr, default_outcome=default_outcome))
+    rcv.grant(1)
+    if not read_until(s, lambda: with_token(rcv, msg)):
+        ctx.skip(f"the message was not delivered: {describe_arrivals(s)}")
+    return addr, rcv, int(with_token(rcv, msg)[0].transfer.delivery_id), msg
 
 
 @case("amqp10/4.4.4/retirement-rollback-default-outcome",
@@ -439,24 +418,24 @@ def retirement_rollback(ctx: Context) -> None:
     a transaction, settles the delivery with transactional-state(txn-id, accepted), discharges
     with fail=true: the resource must apply the default outcome, so the message is delivered
     again on a second link."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
-    addr, rcv, source, delivery, msg, arrivals = _acquired(ctx, peer, ch, default_outcome=spec.Released())
-    default = source.default_outcome
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
+    addr, rcv, delivery, msg = _acquired(ctx, s, default_outcome=spec.Released())
+    default = rcv.remote.source.default_outcome
     if not (isinstance(default, spec.Released)
             or (isinstance(default, spec.Modified) and not default.undeliverable_here)):
         ctx.skip(f"the broker's source does not report a default outcome that makes the message available again "
                  f"(default-outcome={show(default)})")
     txn = declared(ctx, control)
-    accept(peer, ch, delivery, txn_state(txn, spec.Accepted()), settled=True)
+    rcv.settle(delivery, txn_state(txn, spec.Accepted()), settled=True)
     state, _ = control.request(spec.Discharge(txn_id=txn, fail=True))
-    other, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr), "second")
-    grant(peer, ch, other, 5)
-    arrivals.until(lambda a: a.with_token(msg, other) or a.errors())
-    ctx.record(bool(arrivals.with_token(msg, other)),
+    other = receiver_from(ctx, s, spec.Source(address=addr), "second")
+    other.grant(5)
+    read_until(s, lambda: with_token(other, msg) or s.error_frames())
+    ctx.record(bool(with_token(other, msg)),
                expected=f"default outcome {show(default)} applied: the message delivered again",
-               observed=f"rollback outcome {show(state)}; {len(arrivals.with_token(msg, other))} delivery on a "
-                        f"second link; {arrivals.describe()}")
+               observed=f"rollback outcome {show(state)}; {len(with_token(other, msg))} delivery on a "
+                        f"second link; {describe_arrivals(s)}")
 
 
 @case("amqp10/4.4.2/retirement-commit", title="a transactional retirement committed applies its outcome",
@@ -466,24 +445,24 @@ def retirement_commit(ctx: Context) -> None:
     with transactional-state(txn-id, accepted), discharges with fail=false (skipped unless
     accepted), closes the link and posts a sentinel: a new link gets the sentinel and not the
     retired message."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
-    addr, rcv, _, delivery, msg, arrivals = _acquired(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
+    addr, rcv, delivery, msg = _acquired(ctx, s)
     txn = declared(ctx, control)
-    accept(peer, ch, delivery, txn_state(txn, spec.Accepted()), settled=False)
+    rcv.settle(delivery, txn_state(txn, spec.Accepted()), settled=False)
     state, others = control.request(spec.Discharge(txn_id=txn, fail=False))
     if not isinstance(state, spec.Accepted):
         ctx.skip(f"the commit was not accepted (outcome {show(state)})")
-    peer.send(AMQPFrame(ch, spec.Detach(handle=rcv, closed=True)))
-    snd = open_sender(ctx, peer, ch, addr)
+    rcv.detach(closed=True)
+    snd = sender_to(ctx, s, addr)
     sentinel = token(ctx, "sentinel")
-    deliver(peer, ch, snd, sentinel)
-    other, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr), "second")
-    grant(peer, ch, other, 5)
-    arrivals.until(lambda a: a.with_token(sentinel, other) or a.errors())
-    arrivals.until(lambda a: a.with_token(msg, other) or a.errors(), ABSENT_WINDOW)
-    ctx.record(not arrivals.with_token(msg, other), expected="the sentinel only: the retired message is gone",
-               observed=f"{len(arrivals.with_token(msg, other))} delivery of the retired message; {arrivals.describe()}")
+    transfer_outcome(snd, sentinel)
+    other = receiver_from(ctx, s, spec.Source(address=addr), "second")
+    other.grant(5)
+    read_until(s, lambda: with_token(other, sentinel) or s.error_frames())
+    read_until(s, lambda: with_token(other, msg) or s.error_frames(), ABSENT_WINDOW)
+    ctx.record(not with_token(other, msg), expected="the sentinel only: the retired message is gone",
+               observed=f"{len(with_token(other, msg))} delivery of the retired message; {describe_arrivals(s)}")
 
 
 @case("amqp10/4.4.3/transactional-acquisition",
@@ -494,27 +473,21 @@ def transactional_acquisition(ctx: Context) -> None:
     link with a flow whose properties carry {txn-id: <txn-id>}. Passes when the message arrives
     with state transactional-state(that txn-id), or the link is detached with
     amqp:not-implemented; a transfer not associated with the transaction fails."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     msg = token(ctx, "acquired")
-    if not isinstance(deliver(peer, ch, snd, msg), spec.Accepted):
+    if not isinstance(transfer_outcome(snd, msg), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
-    rcv, remote = open_receiver(ctx, peer, ch, spec.Source(address=addr))
-    c = counters(peer, ch)
-    peer.send(AMQPFrame(ch, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=c.next_outgoing_id,
-                                      outgoing_window=2048, handle=rcv, delivery_count=0, link_credit=1,
-                                      properties={Symbol("txn-id"): txn})))
-    arrivals = Arrivals(peer, ch)
-    arrivals.until(lambda a: a.with_token(msg, rcv) or a.errors()
-                   or any(performative_name(f) == "detach" for f in a.others), REACTION)
-    got = arrivals.with_token(msg, rcv)
-    detach = [f for f in arrivals.others if performative_name(f) == "detach" and f.channel == ch
-              and int(f.performative.handle) == int(remote.handle)]
+    rcv = receiver_from(ctx, s, spec.Source(address=addr))
+    rcv.grant(1, properties={Symbol("txn-id"): txn})
+    read_until(s, lambda: with_token(rcv, msg) or s.error_frames() or rcv.remote_detach is not None, REACTION)
+    got = with_token(rcv, msg)
+    detach = s.frames("detach", rcv.remote_handle)
     if got:
-        st = got[0][1].state
+        st = got[0].transfer.state
         ok = isinstance(st, spec.TransactionalState) and st.txn_id is not None and bytes(st.txn_id) == txn
         observed = f"transfer with state {show(st)}"
     elif detach:
@@ -522,7 +495,7 @@ def transactional_acquisition(ctx: Context) -> None:
         observed = describe_frame(detach[0])
     else:
         ok = False
-        observed = f"neither a transfer nor a detach: {arrivals.describe()}"
+        observed = f"neither a transfer nor a detach: {describe_arrivals(s)}"
     ctx.record(ok, expected=f"the message with transactional-state(txn-id={show(txn)}), or a detach with "
                             f"{NOT_IMPLEMENTED}", observed=observed)
 
@@ -535,22 +508,19 @@ def control_close_rolls_back(ctx: Context) -> None:
     """Declares a transaction, posts message A transactionally to a fresh node, closes the
     control link (detach closed=true), then posts a sentinel: a receiving link gets the
     sentinel and must not get A."""
-    peer, ch = session(ctx)
-    control = controller(ctx, peer, ch)
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
     txn = declared(ctx, control)
     addr = address(ctx)
-    snd = open_sender(ctx, peer, ch, addr)
+    snd = sender_to(ctx, s, addr)
     posted, sentinel = token(ctx, "posted"), token(ctx, "sentinel")
-    post(peer, ch, snd, posted, state=txn_state(txn))
-    peer.send(AMQPFrame(ch, spec.Detach(handle=control.handle, closed=True)))
-    peer.await_frame("detach", channel=ch, match=lambda f: int(f.performative.handle) == control.remote_handle,
-                     timeout=WAIT)
-    deliver(peer, ch, snd, sentinel)
-    rcv, _ = open_receiver(ctx, peer, ch, spec.Source(address=addr))
-    arrivals = Arrivals(peer, ch)
-    grant(peer, ch, rcv, 10)
-    arrivals.until(lambda a: a.with_token(sentinel, rcv) or a.errors())
-    arrivals.until(lambda a: a.with_token(posted, rcv) or a.errors(), ABSENT_WINDOW)
-    ctx.record(not arrivals.with_token(posted, rcv), expected="the sentinel only",
-               observed=f"{len(arrivals.with_token(posted, rcv))} delivery of the message posted in the "
-                        f"transaction; {arrivals.describe()}")
+    transfer(snd, posted, state=txn_state(txn))
+    control.link.detach(closed=True, wait=True)
+    transfer_outcome(snd, sentinel)
+    rcv = receiver_from(ctx, s, spec.Source(address=addr))
+    rcv.grant(10)
+    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
+    read_until(s, lambda: with_token(rcv, posted) or s.error_frames(), ABSENT_WINDOW)
+    ctx.record(not with_token(rcv, posted), expected="the sentinel only",
+               observed=f"{len(with_token(rcv, posted))} delivery of the message posted in the "
+                        f"transaction; {describe_arrivals(s)}")
