@@ -250,14 +250,15 @@ def prefetch_ignored_no_ack(ctx: Context) -> None:
 def prefetch_size_single(ctx: Context) -> None:
     """The rule's scenario: basic.qos(prefetch-size 10), then one message of 100 octets to an
     explicit-ack consumer. The message must arrive intact: prefetch-size limits only sending in
-    advance. A broker refusing the qos does not deliver it either, and fails."""
+    advance. The rule says how a server applies a prefetch-size it accepted; a broker that refuses
+    the qos (e.g. 540 not-implemented) applies none, so it does not misapply one: the case is then
+    skipped ("precondition refused"), like prefetch-size-window."""
     peer = ctx.connect()
     ch = peer.open_channel()
     q = declare_queue(ctx, peer, ch)
     obs = qos(peer, ch, 10, 0)
     if not qos_ok(obs, ch):
-        ctx.check(obs, Answered("basic.qos-ok", ch), what="basic.qos(prefetch-size 10) is accepted, so the message can arrive")
-        return
+        ctx.skip(f"precondition refused: the broker refused basic.qos with a prefetch-size: {obs.describe()}")
     payload = ctx.rng.randbytes(100)
     publish(peer, ch, "", q, payload)
     wait_queued(peer, ch, q, 1)

@@ -106,9 +106,11 @@ def same_tag_other_channel(ctx: Context) -> None:
       clauses=("amqp091:basic.consume.consumer-tag/02",))
 def tag_from_other_channel(ctx: Context) -> None:
     """The rule's scenario: a consumer with a server-generated tag A on channel 1, another with a
-    server-generated tag B on channel 2; then basic.cancel(A) on channel 2. A must differ from B
-    (the scenario tests that generated tags are unique), and using A on channel 2 is not-allowed:
-    connection.close 530."""
+    server-generated tag B on channel 2; then basic.cancel(A) on channel 2. What the scenario says it
+    tests is the server's part, that generated tags are unique: A must differ from B (MUST). The
+    rule's MUST NOT binds the client; its on-failure (not-allowed, connection.close 530) names the
+    code for a server that detects the misuse, but no sentence makes the server detect it (a cancel
+    of a tag unknown on channel 2 may be answered cancel-ok), so that reaction weighs MAY."""
     peer = ctx.connect()
     a, b = peer.open_channel(), peer.open_channel()
     q = declare_queue(ctx, peer, a)
@@ -120,7 +122,9 @@ def tag_from_other_channel(ctx: Context) -> None:
         return
     peer.send(MethodFrame(b, spec.BasicCancel(consumer_tag=tag_a)))
     obs = peer.observe(REACTION_WINDOW, stop=lambda i: method_on(b, "basic.cancel-ok")(i) or is_close(i))
-    ctx.check(obs, ConnectionException(NOT_ALLOWED), what="a consumer tag of another channel is not-allowed")
+    ctx.check(obs, ConnectionException(NOT_ALLOWED), what="a consumer tag of another channel is not-allowed",
+              clauses=("amqp091:basic.consume.consumer-tag/02",), level=Level.MAY,
+              guideline="on-failure not-allowed of basic.consume.consumer-tag/02, a rule on the client")
 
 
 @case("amqp091/basic.consume/sixteen-consumers", title="a queue accepts 16 consumers",
