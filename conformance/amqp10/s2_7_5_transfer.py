@@ -16,14 +16,13 @@ from typing import Any, Callable
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import performative_name
-from amqpspec.peer.session10 import Sender, Session, begin, fetch, publish
+from amqpspec.peer.session10 import Sender, Session, begin, fetch, message_octets, publish
 from amqpspec.verify10 import ConnectionError, LinkError, SessionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 from ._common import WAIT, address
 from ._links import (
-    await_answer, ends, ends_or_attach, fresh_sender_marker, link_name, outcome_for, payload, settled_outcome, tag,
-    texts, token,
+    await_answer, ends, ends_or_attach, fresh_sender_marker, link_name, outcome_for, settled_outcome, tag, texts, token,
 )
 
 G_RCV_SECOND_ON_FIRST = "If the negotiated link value is first, then it is illegal to set this field to second."
@@ -135,7 +134,7 @@ def _two_frames(ctx: Context, second: Callable[[Sender, int, bytes], spec.Transf
     (the frames are the case's own: the session counts two transfer ids for them)."""
     def build(s: Session, link: Sender) -> list[AMQPFrame]:
         did = s.take_delivery_id(2)
-        data = payload(token(ctx, "split"))
+        data = message_octets(token(ctx, "split"))
         t1 = tag(ctx)
         return [AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=did, delivery_tag=t1, message_format=0,
                                               more=True), data[:6]),
@@ -206,7 +205,7 @@ def aborted_overrides_more(ctx: Context) -> None:
     s = begin(ctx.connect())
     link = _sender(ctx, s, addr)
     aborted = token(ctx, "aborted")
-    data = payload(aborted)
+    data = message_octets(aborted)
     s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=s.take_delivery_id(2),
                                               delivery_tag=tag(ctx), message_format=0, more=True), data[:8]),
                 AMQPFrame(s.ch, spec.Transfer(handle=link.handle, aborted=True, more=True), data[8:]))
