@@ -46,18 +46,20 @@ class Mutation:
     conn: int     # 1-based: the case's first connection is 1
     index: int    # 0-based index of the broker's unit (header or frame) on that connection
     seed: int = 0
+    variant: int = 0  # "flip": which flippable field (in field order; past the last: one by the seed)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown mutation kind {self.kind!r} (one of {', '.join(KINDS)})")
 
     def describe(self) -> str:
-        return f"{self.kind} c{self.conn}#{self.index}"
+        tail = f"/{self.variant}" if self.variant else ""
+        return f"{self.kind} c{self.conn}#{self.index}{tail}"
 
 
 # ============================================================================ rewrites
 
-def rewrite(kind: str, raw: bytes, protocol: str, seed: int) -> tuple[bytes, str]:
+def rewrite(kind: str, raw: bytes, protocol: str, seed: int, variant: int = 0) -> tuple[bytes, str]:
     """The frame's new octets and a note saying what changed ("code" or "flip")."""
     rng = random.Random(seed)
     if kind == "code":
@@ -66,7 +68,7 @@ def rewrite(kind: str, raw: bytes, protocol: str, seed: int) -> tuple[bytes, str
             return changed
         return flip_payload_bit(raw, protocol, rng)
     if kind == "flip":
-        changed = flip_field(raw, protocol, rng)
+        changed = flip_field(raw, protocol, rng, variant)
         if changed is not None:
             return changed
         return flip_payload_bit(raw, protocol, rng)
@@ -128,25 +130,53 @@ def other_condition(old: Any, perf: Composite, rng: random.Random) -> t10.Symbol
     return rng.choice(pool)
 
 
-def flip_field(raw: bytes, protocol: str, rng: random.Random) -> tuple[bytes, str] | None:
-    """One bit flipped in one decoded field (an integer, a flag, a string octet), re-encoded."""
+def flip_field(raw: bytes, protocol: str, rng: random.Random, variant: int = 0) -> tuple[bytes, str] | None:
+    """One bit flipped in one decoded field (an integer, a flag, a string octet), re-encoded:
+    the ``variant``-th flippable field, or one the seed picks when there are not that many."""
     if protocol == _P091:
-        return _flip091(raw, rng)
-    return _flip10(raw, rng)
+        return _flip091(raw, rng, variant)
+    return _flip10(raw, rng, variant)
 
 
-def _flip091(raw: bytes, rng: random.Random) -> tuple[bytes, str] | None:
+def flippable_fields(raw: bytes, protocol: str) -> int:
+    """How many fields "flip" can choose from in this frame (0: it flips a payload bit)."""
+    if protocol == _P091:
+        got = _decode091(raw)
+        if got is None:
+            return 0
+        if isinstance(got[0], f091.MethodFrame):
+            return len(_fields091(got[0].method))
+        return 1 if isinstance(got[0], f091.HeaderFrame) else 0
+    frame = _decode10(raw)
+    if frame is None or not isinstance(frame.performative, Composite):
+        return 0
+    return len(_fields10(frame.performative))
+
+
+def _pick(fields: list[Any], rng: random.Random, variant: int) -> Any:
+    return fields[variant] if variant < len(fields) else rng.choice(fields)
+
+
+def _fields091(method: Any) -> list[Any]:
+    return [f for f in getattr(method, "FIELDS", ()) if not f.reserved and f.type != "table"
+            and _flippable(getattr(method, f.attr), f.type)]
+
+
+def _fields10(perf: Composite) -> list[Any]:
+    return [f for f in perf.FIELDS if _flippable10(getattr(perf, f.attr))]
+
+
+def _flip091(raw: bytes, rng: random.Random, variant: int = 0) -> tuple[bytes, str] | None:
     got = _decode091(raw)
     if got is None:
         return None
     frame, dialect = got
     if isinstance(frame, f091.MethodFrame):
         method = frame.method
-        fields = [f for f in getattr(method, "FIELDS", ()) if not f.reserved and f.type != "table"
-                  and _flippable(getattr(method, f.attr), f.type)]
+        fields = _fields091(method)
         if not fields:
             return None
-        fld = rng.choice(fields)
+        fld = _pick(fields, rng, variant)
         old = getattr(method, fld.attr)
         new = _flipped(old, INT_BITS.get(fld.type, 8), rng)
         mutated = f091.MethodFrame(frame.channel, method.replace(**{fld.attr: new}))
@@ -182,15 +212,15 @@ def _flipped(value: Any, width: int, rng: random.Random) -> Any:
     return data
 
 
-def _flip10(raw: bytes, rng: random.Random) -> tuple[bytes, str] | None:
+def _flip10(raw: bytes, rng: random.Random, variant: int = 0) -> tuple[bytes, str] | None:
     frame = _decode10(raw)
     if frame is None or not isinstance(frame.performative, Composite):
         return None
     perf = frame.performative
-    fields = [f for f in perf.FIELDS if _flippable10(getattr(perf, f.attr))]
+    fields = _fields10(perf)
     if not fields:
         return None
-    fld = rng.choice(fields)
+    fld = _pick(fields, rng, variant)
     old = getattr(perf, fld.attr)
     new = _flipped(old, 8, rng)
     mutated = f10.AMQPFrame(frame.channel, perf.replace(**{fld.attr: new}), frame.payload, extended=frame.extended)

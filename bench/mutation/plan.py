@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 
 from bench.mutation.mutations import Mutation
-from bench.mutation.proxy import ConnLog
+from bench.mutation.proxy import ConnLog, Received
 
 #: per frame, latest first, after the opening rounds below
 PER_FRAME_KINDS = ("flip", "rst", "drop", "dup", "withhold", "reorder", "delay", "fin")
@@ -25,34 +25,45 @@ def mutation_seed(run_seed: int, case_id: str, kind: str, conn: int, index: int)
     return int.from_bytes(digest[:8], "big")
 
 
-def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0) -> list[Mutation]:
-    """At most ``budget`` distinct mutations of the frames in ``log`` (the unmutated run's)."""
-    frames = [(c.number, r) for c in log for r in c.received]
+def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judged_seq: int | None = None,
+         max_variants: int = 6) -> list[Mutation]:
+    """At most ``budget`` distinct mutations of the frames in ``log`` (the unmutated run's).
+
+    ``judged_seq``: the arrival number of the last frame received before the case's last check;
+    later frames (a client closing its connections inside the case) cannot have decided it.
+    A "flip" is tried on each of the first ``max_variants`` fields of the latest frames.
+    """
+    frames = [(c.number, r) for c in log for r in c.received if judged_seq is None or r.seq <= judged_seq]
     frames.sort(key=lambda cr: cr[1].seq, reverse=True)  # latest first, across connections
     if not frames:
         return []
     latest = frames[0]
-    rounds: list[tuple[str, int, int]] = []
-    rounds += [("code", c, r.index) for c, r in frames if r.closes]
-    rounds += [("flip", c, r.index) for c, r in frames[:3]]
-    rounds += [("rst", *_at(latest)), ("fin", *_at(latest))]
-    rounds += [("drop", c, r.index) for c, r in frames[:2]]
-    rounds += [("withhold", *_at(latest)), ("dup", *_at(latest))]
+    rounds: list[tuple[str, int, int, int]] = []
+    rounds += [("code", c, r.index, 0) for c, r in frames if r.closes]
+    rounds += _flips(frames[:1], max_variants)
+    rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0)]
+    rounds += _flips(frames[1:3], max_variants)
+    rounds += [("drop", c, r.index, 0) for c, r in frames[:2]]
+    rounds += [("withhold", *_at(latest), 0), ("dup", *_at(latest), 0)]
     if len(frames) > 1:
-        rounds.append(("reorder", *_at(frames[1])))
-    rounds.append(("delay", *_at(latest)))
+        rounds.append(("reorder", *_at(frames[1]), 0))
+    rounds.append(("delay", *_at(latest), 0))
     for c, r in frames:
-        rounds += [(kind, c, r.index) for kind in PER_FRAME_KINDS]
+        rounds += [(kind, c, r.index, 0) for kind in PER_FRAME_KINDS]
     out: list[Mutation] = []
-    seen: set[tuple[str, int, int]] = set()
-    for kind, conn, index in rounds:
-        if (kind, conn, index) in seen:
+    seen: set[tuple[str, int, int, int]] = set()
+    for kind, conn, index, variant in rounds:
+        if (kind, conn, index, variant) in seen:
             continue
-        seen.add((kind, conn, index))
-        out.append(Mutation(kind, conn, index, mutation_seed(run_seed, case_id, kind, conn, index)))
+        seen.add((kind, conn, index, variant))
+        out.append(Mutation(kind, conn, index, mutation_seed(run_seed, case_id, kind, conn, index) + variant, variant))
         if len(out) >= budget:
             break
     return out
+
+
+def _flips(frames: list[tuple[int, Received]], max_variants: int) -> list[tuple[str, int, int, int]]:
+    return [("flip", c, r.index, v) for c, r in frames for v in range(max(1, min(r.fields, max_variants)))]
 
 
 def _at(frame: tuple[int, object]) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from amqpspec.capture.codec import StreamDecoder
 
-from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, rewrite
+from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_fields, rewrite
 
 READ_SIZE = 65536
 
@@ -38,6 +38,7 @@ class Received:
     summary: str
     closes: bool      # carries a reply code / error condition ("code" applies)
     size: int
+    fields: int = 0   # fields "flip" can choose from (variants worth trying)
 
 
 @dataclass
@@ -58,6 +59,7 @@ class MutatingProxy:
         self._mutation: Mutation | None = None
         self._counting = False
         self.log: list[ConnLog] = []
+        self.judged_seq: int | None = None   # arrival number of the last unit before the case's last check
         self._seq = 0
         self._relays: list[_Relay] = []
         self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -77,6 +79,13 @@ class MutatingProxy:
             self._mutation = mutation
             self._counting = True
             self.log = []
+            self.judged_seq = None
+
+    def checked(self) -> None:
+        """The case recorded a check: what the broker sent until now may have decided it."""
+        with self._lock:
+            if self._counting:
+                self.judged_seq = self._seq
 
     def case_ended(self) -> None:
         """The case's body returned: later connections and frames are not the case's."""
@@ -204,8 +213,8 @@ class _Relay:
         assert self.upstream is not None
         while True:
             wait = self._next_due()
-            self.upstream.settimeout(None if wait is None else max(0.0, wait - time.monotonic()))
             try:
+                self.upstream.settimeout(None if wait is None else max(0.0, wait - time.monotonic()))
                 data = self.upstream.recv(READ_SIZE)
             except socket.timeout:
                 self._release_due()
@@ -235,8 +244,9 @@ class _Relay:
         self._index += 1
         counted = self.log is not None and self.proxy.counting()
         if counted and self.log is not None:
-            self.log.received.append(Received(index, self.proxy.next_seq(), summary, closes(raw, self.proxy.protocol),
-                                              len(raw)))
+            protocol = self.proxy.protocol
+            self.log.received.append(Received(index, self.proxy.next_seq(), summary, closes(raw, protocol), len(raw),
+                                              flippable_fields(raw, protocol)))
         m = self.mutation
         if m is None or m.index != index or not counted or self._cut:
             self._out(raw)
@@ -249,7 +259,7 @@ class _Relay:
     def _apply(self, m: Mutation, raw: bytes) -> str:
         kind = m.kind
         if kind in ("code", "flip"):
-            new, note = rewrite(kind, raw, self.proxy.protocol, m.seed)
+            new, note = rewrite(kind, raw, self.proxy.protocol, m.seed, m.variant)
             self._out(new)
             return note
         if kind == "drop":

@@ -45,13 +45,13 @@ SHOWN = (FLIPPED, FAILS_UNMUTATED)
 
 #: why no mutation flipped a case that ran and passed (classified from what the mutations did)
 WHY = {
-    "nothing-received": "received nothing from the broker before its verdict: it judges only what the suite "
+    "nothing-received": "received nothing from the broker before its last check: it judges only what the suite "
                         "sends or does, so no mutation of the broker's frames reaches it",
-    "insensitive": "passed whether the broker's frame was withheld or the connection was cut (RST/FIN) where it "
-                   "judges: it records its verdict without depending on the broker's answer",
+    "insensitive": "passed under every mutation of every frame it received before its last check (the plan was "
+                   "exhausted): its verdict does not depend on what the broker sends",
     "accepts-silence": "passed with the judged frame dropped or withheld: it checks that something does not "
-                       "happen, and the generic mutations remove or disturb frames but add none the broker did "
-                       "not send (a duplicate at most)",
+                       "happen (an absence, an upper bound), and the generic mutations remove or disturb frames "
+                       "but add none the broker did not send (a duplicate at most)",
     "accepts-close": "passed with the connection cut (RST/FIN) where it judges: it accepts a closed connection "
                      "as one of its outcomes",
     "tolerant": "accepted every mutated answer tried (other codes, flipped fields, lost, late, reordered, "
@@ -78,7 +78,8 @@ class Outcome:
     by: Tried | None = None             # the mutation that flipped it (or changed it to error)
     why: str = ""                       # for NOT_FLIPPED: a key of WHY
     tried: list[Tried] = field(default_factory=list)
-    frames: int = 0                     # units the broker sent before the verdict (unmutated)
+    frames: int = 0                     # units the broker sent before the last check (unmutated)
+    exhausted: bool = False             # every mutation the plan had for its frames was tried
     seconds: float = 0.0
 
 
@@ -99,6 +100,13 @@ def run_case_once(target: Target, case: CaseSpec, proxy: MutatingProxy, mutation
     original = case.func
 
     def body(ctx: Context) -> None:
+        record = ctx.record
+
+        def recorded(*args: Any, **kwargs: Any) -> bool:
+            proxy.checked()
+            return record(*args, **kwargs)
+
+        ctx.record = recorded  # type: ignore[method-assign]  # marks the frames a check may rest on
         try:
             original(ctx)
         finally:
@@ -119,7 +127,9 @@ def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: s
     t0 = time.monotonic()
     base = run_case_once(target, case, proxy, None, protocol, seed)
     log: list[ConnLog] = list(proxy.log)
-    out = Outcome(case.id, base.verdict.value, base.reason, frames=sum(len(c.received) for c in log))
+    judged = proxy.judged_seq
+    before = [r for c in log for r in c.received if judged is None or r.seq <= judged]
+    out = Outcome(case.id, base.verdict.value, base.reason, frames=len(before))
     if base.verdict in (Verdict.FAILED, Verdict.WARNING):
         out.status = FAILS_UNMUTATED
     elif base.verdict is Verdict.SKIPPED:
@@ -128,7 +138,9 @@ def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: s
         out.status = ERROR_UNMUTATED
     else:
         flips_to = FLIP_VERDICTS[base.verdict]
-        for m in plan(case.id, log, budget, seed):
+        mutations = plan(case.id, log, budget, seed, judged_seq=judged)
+        out.exhausted = len(mutations) < budget
+        for m in mutations:
             r = run_case_once(target, case, proxy, m, protocol, seed)
             tried = Tried(m, proxy.applied(), r.verdict.value, r.reason)
             out.tried.append(tried)
@@ -148,13 +160,11 @@ def classify(out: Outcome) -> str:
     if out.frames == 0 or not out.tried:
         return "nothing-received"
     passed = {t.mutation.kind for t in out.tried if t.verdict == out.baseline}
-    cut = bool(passed & {"rst", "fin"})
-    silent = bool(passed & {"withhold", "drop"})
-    if cut and "withhold" in passed:
+    if out.exhausted and all(t.verdict == out.baseline for t in out.tried):
         return "insensitive"
-    if silent:
+    if passed & {"withhold", "drop"}:
         return "accepts-silence"
-    if cut:
+    if passed & {"rst", "fin"}:
         return "accepts-close"
     return "tolerant"
 

@@ -279,11 +279,20 @@ def _log() -> list[ConnLog]:
 
 def test_plan_tries_codes_first_then_the_latest_frames_within_the_budget() -> None:
     got = plan("amqp091/x/y", _log(), budget=6)
-    assert [m.describe() for m in got[:4]] == ["code c1#2", "flip c1#2", "flip c2#0", "flip c1#1"]
-    assert len(got) == 6 and len({(m.kind, m.conn, m.index) for m in got}) == 6
+    assert [m.describe() for m in got] == ["code c1#2", "flip c1#2", "rst c1#2", "fin c1#2", "flip c2#0", "flip c1#1"]
     assert plan("amqp091/x/y", _log(), budget=500)[-1].describe() == "fin c1#0"
     assert plan("amqp091/x/y", [], budget=10) == []
     assert plan("a/b/c", _log(), 5, run_seed=1) == plan("a/b/c", _log(), 5, run_seed=1)
+
+
+def test_plan_leaves_out_frames_after_the_last_check_and_flips_each_field_of_the_latest() -> None:
+    log = _log()
+    log[0].received[1].fields = 3
+    got = plan("amqp091/x/y", log, budget=5, judged_seq=2)  # c1#1 came before the last check, c2#0 and c1#2 after
+    assert [m.describe() for m in got] == ["flip c1#1", "flip c1#1/1", "flip c1#1/2", "rst c1#1", "fin c1#1"]
+    assert mut.flippable_fields(DECLARE_OK, "0-9-1") == 3 and mut.flippable_fields(START, "0-9-1") >= 2
+    notes = {mut.rewrite("flip", DECLARE_OK, "0-9-1", seed=1, variant=v)[1].split(" ")[0] for v in range(3)}
+    assert notes == {"queue.declare-ok.queue", "queue.declare-ok.message-count", "queue.declare-ok.consumer-count"}
 
 
 def test_classify_names_why_nothing_flipped() -> None:
@@ -292,7 +301,10 @@ def test_classify_names_why_nothing_flipped() -> None:
         o.tried = [Tried(mut.Mutation(k, 1, 0), [], "passed", "") for k in passing]
         return o
     assert classify(Outcome("c", "passed", "", frames=0)) == "nothing-received"
-    assert classify(outcome(["rst", "withhold", "flip"])) == "insensitive"
+    everything = outcome(["rst", "withhold", "flip"])
+    everything.exhausted = True
+    assert classify(everything) == "insensitive"
+    assert classify(outcome(["rst", "withhold", "flip"])) == "accepts-silence"
     assert classify(outcome(["drop", "flip"])) == "accepts-silence"
     assert classify(outcome(["fin", "flip"])) == "accepts-close"
     assert classify(outcome(["flip", "code"])) == "tolerant"
