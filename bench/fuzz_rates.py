@@ -1,6 +1,7 @@
 """Fuzzing speed against a real broker: amqpspec campaigns, a bare socket loop, boofuzz.
 
     python -m bench.fuzz_rates [URL] [--seconds 20] [--jobs 1 2] [--skip-boofuzz]
+    python -m bench.fuzz_rates URL --protocol 1.0 [--seconds 20] [--targets NAME ...] [--repeat 3]
 
 Rows (executions per second, higher is better):
 
@@ -18,6 +19,20 @@ Rows (executions per second, higher is better):
   temporary directory, no console logger.
 
 Each row runs for ``--seconds``; the per-job rate of a campaign is the rate divided by jobs.
+
+With ``--protocol 1.0`` (AMQP 1.0: RabbitMQ's plugin, the Qpid Proton example broker):
+
+* ``bare open+begin+attach+detach``: a plain socket loop, each cycle on a fresh connection
+  (SASL PLAIN where the URL has credentials, header, open, begin, attach, detach, close) -- the
+  ceiling for a target that starts on a fresh connection;
+* ``bare transfer+disposition``: on one attached sending link, an unsettled transfer and the
+  broker's disposition for it -- the ceiling for an in-connection target;
+* ``amqpspec <target>``: a whole campaign of that target (jobs 1, every oracle and the control
+  pair on), *warm*: a first run of the same length fills a findings directory, the measured one
+  runs on it (new signatures are shrunk, for up to 5 s each, and a campaign that starts from
+  nothing spends its first minutes shrinking). Its rate is given as a ratio to the bare loop of
+  the same kind, measured in the same run (``x bare``): on a shared machine the absolute rates
+  move with the load, the ratio much less. ``--repeat N`` gives min and median of N.
 """
 from __future__ import annotations
 
@@ -117,6 +132,137 @@ def bare_channel_error(target: Target, seconds: float) -> float:
     return n / (time.monotonic() - t0)
 
 
+# ---------------------------------------------------------------------------- bare loops, AMQP 1.0
+
+#: descriptor codes of the performatives and SASL frames a bare 1.0 loop reads
+_OPEN, _BEGIN, _ATTACH, _FLOW, _TRANSFER, _DISPOSITION, _DETACH, _END, _CLOSE = range(0x10, 0x19)
+_SASL_MECHANISMS, _SASL_OUTCOME = 0x40, 0x44
+BENCH_ADDRESS_10 = "amqpspec-bench-10"
+
+
+class _Conn10:
+    """A minimal AMQP 1.0 client on a plain socket: reads whole frames and their descriptor code."""
+
+    def __init__(self, target: Target) -> None:
+        self.sock = socket.create_connection((target.host, target.port), timeout=5)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def _fill(self, n: int) -> None:
+        while len(self.buf) < n:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("closed")
+            self.buf += data
+
+    def header(self) -> bytes:
+        self._fill(8)
+        head, self.buf = self.buf[:8], self.buf[8:]
+        return head
+
+    def frame(self) -> int:
+        """The descriptor code of the next frame's body (-1 for an empty frame)."""
+        while True:
+            self._fill(4)
+            size = struct.unpack_from(">I", self.buf)[0]
+            self._fill(size)
+            doff = self.buf[4]
+            body = self.buf[doff * 4:size]
+            self.buf = self.buf[size:]
+            if len(body) >= 3 and body[0] == 0 and body[1] == 0x53:
+                return body[2]
+            if not body:
+                continue
+            return -2
+
+    def until(self, code: int) -> None:
+        while (got := self.frame()) != code:
+            if got == _CLOSE:
+                raise RuntimeError("the broker closed the connection")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _open10(target: Target) -> _Conn10:
+    from amqpspec.wire.amqp10 import AMQPFrame, SASLFrame, spec as spec10
+    from amqpspec.wire.amqp10.frames import AMQP_HEADER, SASL_HEADER
+    from amqpspec.wire.amqp10.types import Symbol
+
+    c = _Conn10(target)
+    if target.credentials_given:
+        c.sock.sendall(SASL_HEADER)
+        c.header()
+        c.until(_SASL_MECHANISMS)
+        response = b"\x00" + target.username.encode() + b"\x00" + target.password.reveal().encode()
+        c.sock.sendall(SASLFrame(spec10.SaslInit(mechanism=Symbol("PLAIN"), initial_response=response)).encode())
+        c.until(_SASL_OUTCOME)
+    c.sock.sendall(AMQP_HEADER + AMQPFrame(0, spec10.Open(container_id="amqpspec-bench")).encode())
+    c.header()
+    c.until(_OPEN)
+    return c
+
+
+def _link_frames10(name: str) -> tuple[bytes, bytes]:
+    """(begin + attach of a sending link, its detach) on channel 0, handle 0."""
+    from amqpspec.wire.amqp10 import AMQPFrame, spec as spec10
+
+    begin = AMQPFrame(0, spec10.Begin(next_outgoing_id=0, incoming_window=65535, outgoing_window=65535)).encode()
+    attach = AMQPFrame(0, spec10.Attach(name=name, handle=0, role=spec10.Role.SENDER, source=spec10.Source(),
+                                        target=spec10.Target(address=BENCH_ADDRESS_10),
+                                        initial_delivery_count=0)).encode()
+    detach = AMQPFrame(0, spec10.Detach(handle=0, closed=True)).encode()
+    return begin + attach, detach
+
+
+def bare_link_cycle(target: Target, seconds: float) -> float:
+    """Cycles per second of: connect, (SASL), open, begin, attach, detach, close -- each step
+    waiting for the broker's answer, each cycle on a fresh connection."""
+    from amqpspec.wire.amqp10 import AMQPFrame, spec as spec10
+
+    setup, detach = _link_frames10("amqpspec-bench-cycle")
+    close = AMQPFrame(0, spec10.Close()).encode()
+    n, stop = 0, time.monotonic() + seconds
+    t0 = time.monotonic()
+    while time.monotonic() < stop:
+        c = _open10(target)
+        c.sock.sendall(setup)
+        c.until(_BEGIN)
+        c.until(_ATTACH)
+        c.sock.sendall(detach)
+        c.until(_DETACH)
+        c.sock.sendall(close)
+        c.until(_CLOSE)
+        c.close()
+        n += 1
+    return n / (time.monotonic() - t0)
+
+
+def bare_transfer(target: Target, seconds: float) -> float:
+    """Cycles per second of an unsettled transfer and the broker's disposition for it, on one
+    attached sending link (a delivery-tag and delivery-id each, a 16-octet message)."""
+    from amqpspec.wire.amqp10 import AMQPFrame, spec as spec10
+
+    c = _open10(target)
+    setup, detach = _link_frames10("amqpspec-bench-transfer")
+    c.sock.sendall(setup)
+    c.until(_BEGIN)
+    c.until(_ATTACH)
+    c.until(_FLOW)  # the credit grant
+    payload = bytes.fromhex("005375a010") + b"amqpspec-bench-1"
+    n, stop = 0, time.monotonic() + seconds
+    t0 = time.monotonic()
+    while time.monotonic() < stop:
+        c.sock.sendall(AMQPFrame(0, spec10.Transfer(handle=0, delivery_id=n, delivery_tag=n.to_bytes(4, "big"),
+                                                    message_format=0, settled=False), payload).encode())
+        c.until(_DISPOSITION)
+        n += 1
+    rate = n / (time.monotonic() - t0)
+    c.sock.sendall(detach)
+    c.close()
+    return rate
+
+
 # ---------------------------------------------------------------------------- amqpspec campaigns
 
 def campaign_rate(url: str, target_name: str, jobs: int, seconds: float, slots: int | None = None) -> tuple[float, str]:
@@ -137,6 +283,68 @@ def campaign_rate(url: str, target_name: str, jobs: int, seconds: float, slots: 
         elapsed = time.monotonic() - t0
     note = f"{len(stats.findings)} finding(s)" + (f", {stats.setup_failures} setup failures" if stats.setup_failures else "")
     return stats.execs / elapsed, note
+
+
+def campaign_rate_10(url: str, target_name: str, seconds: float, findings: str,
+                     restart_command: str | None = None) -> tuple[float, str]:
+    """Executions/s of a whole AMQP 1.0 campaign of one target (jobs 1, all oracles and the
+    control pair on), on the findings directory ``findings`` (warm when filled before)."""
+    from amqpspec.brokerops import probe
+
+    from amqpspec.fuzz.campaign import Campaign, Config
+
+    target = Target.parse(url)
+    broker = probe(target, "1.0")
+    cfg = Config(url=url, protocol="1.0", targets=[target_name], broker=broker, seed=int(time.time()), jobs=1,
+                 duration=seconds, shrink_time=5.0, restart_command=restart_command)
+    t0 = time.monotonic()
+    stats = Campaign(cfg, findings).run()
+    elapsed = time.monotonic() - t0
+    note = f"{len(stats.findings)} finding(s), {len(stats.new)} new" + \
+        (f", {stats.setup_failures} setup failures" if stats.setup_failures else "") + \
+        (f", {stats.restarts} restarts" if stats.restarts else "")
+    return stats.execs / elapsed, note
+
+
+#: which bare loop a 1.0 target's rate is compared with: a fresh connection per example, or
+#: examples on an open connection (session or link)
+FRESH_10 = ("protocol-header", "sasl-init", "open")
+
+
+def main_10(args: Any) -> int:
+    target = Target.parse(args.url)
+    from amqpspec.fuzz import targets as fuzz_targets
+
+    names = args.targets or [t.name for t in fuzz_targets.for_protocol("1.0")
+                             if not getattr(t, "stateful", False) and t.name != "seeded"]
+    if not target.credentials_given:
+        names = [n for n in names if n != "sasl-init"]
+    runs: dict[str, list[tuple[float, float, str]]] = {}   # name -> (rate, bare, note) per repeat
+    bares: dict[str, list[float]] = {"fresh": [], "link": []}
+    with tempfile.TemporaryDirectory(prefix="amqpspec-bench-findings-") as findings:
+        for name in names:   # the warm-up runs: each target's findings found (and shrunk) once
+            print(f"warming up {name} ...", file=sys.stderr, flush=True)
+            campaign_rate_10(args.url, name, args.seconds, findings, args.restart_command)
+        for _ in range(args.repeat):
+            fresh = bare_link_cycle(target, args.seconds)
+            link = bare_transfer(target, args.seconds)
+            bares["fresh"].append(fresh)
+            bares["link"].append(link)
+            for name in names:
+                print(f"measuring {name} ...", file=sys.stderr, flush=True)
+                rate, note = campaign_rate_10(args.url, name, args.seconds, findings, args.restart_command)
+                runs.setdefault(name, []).append((rate, fresh if name in FRESH_10 else link, note))
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    print(f"\n{'what':<40} {'min':>8} {'median':>8} {'x bare (min, median)':>22}  note")
+    print(f"{'bare open+begin+attach+detach':<40} {min(bares['fresh']):>8.1f} {med(bares['fresh']):>8.1f}")
+    print(f"{'bare transfer+disposition':<40} {min(bares['link']):>8.1f} {med(bares['link']):>8.1f}")
+    for name, rows in runs.items():
+        rates = [r for r, _, _ in rows]
+        ratios = [r / b for r, b, _ in rows if b]
+        kind = "fresh" if name in FRESH_10 else "link"
+        print(f"{'amqpspec ' + name + ' (' + kind + ')':<40} {min(rates):>8.1f} {med(rates):>8.1f} "
+              f"{min(ratios):>10.2f} {med(ratios):>10.2f}  {rows[-1][2]}")
+    return 0
 
 
 # ---------------------------------------------------------------------------- boofuzz
@@ -219,7 +427,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slots", type=int, nargs="+", default=[0],
                     help="examples in flight per worker (0: the campaign's default; 1: one after another)")
     ap.add_argument("--skip-boofuzz", action="store_true")
+    ap.add_argument("--protocol", choices=("0-9-1", "1.0"), default="0-9-1")
+    ap.add_argument("--targets", nargs="*", default=[], help="1.0: the targets to measure (default: all)")
+    ap.add_argument("--repeat", type=int, default=1, help="1.0: measurements per row (min and median shown)")
+    ap.add_argument("--restart-command", default=None, help="1.0: restarts the broker when a campaign crashes it")
     args = ap.parse_args(argv)
+    if args.protocol == "1.0":
+        return main_10(args)
     target = Target.parse(args.url)
     rows: list[tuple[str, float, int, str]] = []
 

@@ -56,6 +56,10 @@ SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker 
 SLOTS = 64                  # examples in flight per worker (each slot: its own thread, connections, names)
 GROW_AFTER_S = 0.01         # all slots busy and no result for this long: they wait on the broker...
 GROW_CPU_SHARE = 0.85       # ...unless this process already uses this share of a core: then a slot more only adds switching
+#: generation watches silence this long before a provisional hang (``Env.hang_window``): a new
+#: hang is confirmed with the whole --timeout window on a fresh connection before it counts, a
+#: known one is a hit (targets that honour it: the AMQP 1.0 ones)
+QUICK_HANG_S = 0.3
 
 
 class _Stop(BaseException):
@@ -176,7 +180,8 @@ class Worker:
         self.events = events
         self.shared = shared
         self.target = cfg.target()
-        self.env = Env(self.target, cfg.protocol, cfg.broker, cfg.run_id, index, cfg.window, cfg.seeds)
+        self.env = Env(self.target, cfg.protocol, cfg.broker, cfg.run_id, index, cfg.window, cfg.seeds,
+                       hang_window=QUICK_HANG_S if QUICK_HANG_S < cfg.window else None)
         self.known: set[str] = set(cfg.known)
         self.pending: dict[str, tuple[Signature, Verdict, Example]] = {}
         self.unreproduced: dict[str, int] = {}   # hang signature -> tries that did not show it again
@@ -559,10 +564,11 @@ class Worker:
         self.pending.setdefault(sid, outcome)
 
     def _fresh(self, ft: FuzzTarget, stimulus: Stimulus) -> Example:
-        """The example on a fresh connection, whatever the pool holds (shrinking, confirming)."""
+        """The example on a fresh connection, whatever the pool holds, silence watched for the
+        whole window (shrinking, confirming)."""
         token = POOL.set(None)
         try:
-            return ft.run(self.env, stimulus)
+            return ft.run(dataclasses.replace(self.env, hang_window=None), stimulus)
         finally:
             POOL.reset(token)
 
@@ -589,7 +595,9 @@ class Worker:
                     self._setup_failed(ft, shrinking, exc, epoch)
                     return None
             reused_sig: Signature | None = None
-            if not ex.verdict.ok and getattr(ex.observation, "reused", False):
+            quick = getattr(ex.observation, "quick", False)
+            if not ex.verdict.ok and (getattr(ex.observation, "reused", False) or quick) \
+                    and not (quick and ex.verdict.violation == "hang" and self._signature(ft, ex).id in self.known):
                 reused_sig = self._signature(ft, ex)
                 try:
                     ex = self._fresh(ft, stimulus)
@@ -671,7 +679,7 @@ class Worker:
 
     def _signature(self, ft: FuzzTarget, ex: Example) -> Signature:
         v = ex.verdict
-        return Signature(self.cfg.protocol, ft.name, v.violation or "", v.code, v.condition, ex.state)
+        return Signature(self.cfg.protocol, ft.name, v.violation or "", v.code, v.condition, ex.state, v.clauses)
 
     def _liveness(self, ft: FuzzTarget, ex: Example, problem: str) -> tuple[Signature, Verdict, Example]:
         ex.transcript.event(f"liveness probe after this example: {problem}")
@@ -685,8 +693,9 @@ class Worker:
         n = self.reuse_only.get(ft.name, 0) + 1
         self.reuse_only[ft.name] = n
         if n == 1:
-            self.emit("note", f"target {ft.name}: {sig.describe()} seen on a reused connection but not when the "
-                              "example ran again on a fresh one (not recorded; only fresh-connection results count)")
+            self.emit("note", f"target {ft.name}: {sig.describe()} seen on a reused connection (or after a short "
+                              "silence) but not when the example ran again on a fresh one with the whole window "
+                              "(not recorded; only fresh-connection, whole-window results count)")
 
     def broker_down(self, ft: FuzzTarget | None, ex: Example | None, problem: str, epoch: int, *,
                     confirm: bool, slot: int | None = None) -> Example | None:

@@ -1,7 +1,13 @@
 """Running one AMQP 1.0 example: reach the state, send, watch, judge the reaction.
 
-Each example gets a fresh connection, brought exactly as far as its target starts
-(``START_STATES``), so a finding replays from its target name and input octets alone. After
+Each example starts on a connection brought exactly as far as its target starts
+(``START_STATES``): a fresh one, or -- where the calling worker lends a pool (``exec091.POOL``)
+and the start state is one a connection can be brought back to (``REUSABLE``) -- one an earlier
+example left and :func:`reset` brought back to that state (every session ended, the start
+state's session and links begun and attached again), as the 0-9-1 executor does with channels.
+A violation seen on a reused connection counts only once the example shows it on a fresh one
+(the campaign runs it again), so a finding replays from its target name and input octets alone.
+After
 the stimulus come probes the spec gives a definite answer to: a begin on an unused channel
 (answered by a begin naming it) and, where the stimulus went to a session, an attach on that
 same session (answered by an attach) -- sessions may run apart from each other in a broker
@@ -21,11 +27,11 @@ from amqpspec.peer.base import Closed, PeerError
 from amqpspec.target import Target
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, ProtocolHeader, spec
-from amqpspec.wire.amqp10.frames import FRAME_HEADER_SIZE
+from amqpspec.wire.amqp10.frames import FRAME_HEADER_SIZE, decode_body
 
 from . import expect10
-from .exec091 import SetupFailed, drain_close, write
-from .expectation import Expectation
+from .exec091 import POOL, Connections, SetupFailed, drain_close, write
+from .expectation import Anything, Expectation
 from .stimulus import Stimulus, describe as describe_item, resolve
 
 #: where each 1.0 target starts
@@ -36,9 +42,17 @@ SENDER_HANDLE = 0
 RECEIVER_HANDLE = 1
 MARKER_HANDLE = 4242       # the probe attach's handle: one no target draws on purpose
 SETUP_TIMEOUT = 3.0
-CLOSE_DRAIN_S = 0.2
+CLOSE_DRAIN_S = 0.05       # after the close exchange, how long the socket's end is awaited (it decides nothing)
 POLITE_CLOSE_S = 0.3
 PENDING_WINDOW = 0.5       # how long a broker that waits for the rest of a frame is watched
+#: how long a reaction is watched when the expectation takes any reaction, or none, and asks for
+#: no answer (before the open exchange no probe can follow): whatever comes later cannot change
+#: the verdict, only what the transcript shows
+UNDECIDABLE_WINDOW = 0.25
+CREDIT_WAIT_S = 0.5        # how long the broker's first flow for our sending link is awaited
+REUSABLE = ("open", "session", "link")   # start states a connection can be brought back to
+MAX_REUSE = 200            # examples on one connection: bounds what lives as long as it
+RESET_S = 1.0              # how long the broker may take to confirm the reset
 
 
 def credentials(target: Target) -> bytes:
@@ -70,46 +84,82 @@ def reach(peer: Peer, start: str, address: str) -> expect10.Conn:
                              channel_max=int(remote.value_of("channel-max")))
         if start == "open":
             return conn
-        ch = SESSION_CHANNEL
-        peer.send(AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048)))
-        got = peer.await_frame("begin", match=lambda f: getattr(f.performative, "remote_channel", None) == ch,
-                               timeout=SETUP_TIMEOUT)
-        session = expect10.Session(remote=got.channel, handle_max=int(got.performative.value_of("handle-max")))
-        conn.sessions[ch] = session
-        if start == "link":
-            for handle, role, name in ((SENDER_HANDLE, spec.Role.SENDER, f"{address}-snd"),
-                                       (RECEIVER_HANDLE, spec.Role.RECEIVER, f"{address}-rcv")):
-                source = spec.Source() if role is spec.Role.SENDER else spec.Source(address=address)
-                target = spec.Target(address=address) if role is spec.Role.SENDER else spec.Target()
-                _, answer = peer.attach(ch, name=name, role=role, handle=handle, source=source, target=target,
-                                        timeout=SETUP_TIMEOUT)
-                refused = peer.recv(0.02)  # a refusal follows the attach at once (2.6.3/2)
-                if refused is not None and performative_name(refused) == "detach":
-                    raise SetupFailed(f"the broker refused the {'sender' if not role else 'receiver'} link: "
-                                      f"{error_condition(refused.performative)}")  # type: ignore[union-attr]
-                if refused is not None and not isinstance(refused, Closed):
-                    peer.unread(refused)
-                session.links[handle] = expect10.Link(name, bool(role))
-            _await_credit(peer, SENDER_HANDLE)
-        return conn
+        return establish(peer, start, address, conn, SETUP_TIMEOUT)
     except (PeerError, OSError) as exc:
         raise SetupFailed(f"could not reach {start}: {exc}") from None
 
 
-def _await_credit(peer: Peer, handle: int, timeout: float = 0.5) -> None:
-    """Reads the broker's first flow for our sending link (its credit grant), so that it does
-    not arrive during the observation as if it answered the stimulus; other frames are kept."""
-    stop = time.monotonic() + timeout
-    kept: list[Any] = []
-    while (left := stop - time.monotonic()) > 0:
-        item = peer.recv(left)
-        if item is None or isinstance(item, Closed):
-            break
-        if performative_name(item) == "flow" and getattr(item.performative, "handle", None) == handle:  # type: ignore[union-attr]
-            break
-        kept.append(item)
-    for item in reversed(kept):
-        peer.unread(item)
+def home_frames(start: str, address: str) -> list[AMQPFrame]:
+    """The frames that make the start state's session (and links) on an open connection: a begin
+    on channel 0 and, for ``link``, a sending link (handle 0) to ``address`` and a receiving link
+    (handle 1) from it -- sent in one write, as clients pipeline them (2.5.1 lets frames for a
+    session follow its begin before the answer)."""
+    ch = SESSION_CHANNEL
+    frames = [AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))]
+    if start == "link":
+        frames.append(AMQPFrame(ch, spec.Attach(name=f"{address}-snd", handle=SENDER_HANDLE, role=spec.Role.SENDER,
+                                                source=spec.Source(), target=spec.Target(address=address),
+                                                initial_delivery_count=0)))
+        frames.append(AMQPFrame(ch, spec.Attach(name=f"{address}-rcv", handle=RECEIVER_HANDLE, role=spec.Role.RECEIVER,
+                                                source=spec.Source(address=address), target=spec.Target())))
+    return frames
+
+
+def establish(peer: Peer, start: str, address: str, conn: expect10.Conn, timeout: float) -> expect10.Conn:
+    """Begins the start state's session (and attaches its links) on an open connection in one
+    write, then reads the answers: the broker's begin, an attach per link, and the broker's first
+    flow for our sending link (its credit grant, so that it does not arrive during the observation
+    as if it answered the stimulus). A link refused (an attach answered by a detach, 2.6.3/2) or
+    anything that ends the session is a SetupFailed. Frames of the new session that were not
+    awaited are kept for the observation, as on a fresh connection. Returns ``conn`` with that
+    session."""
+    ch = SESSION_CHANNEL
+    frames = home_frames(start, address)
+    if not write(peer, [(f.encode(), describe_item("1.0", f), f.encode(), False) for f in frames]):
+        raise SetupFailed(f"could not reach {start}: the broker closed the connection")
+    names = {str(f.performative.name): bool(f.performative.role) for f in frames[1:]}
+    session: expect10.Session | None = None
+    sender_handle: int | None = None   # the broker's handle for our sending link (its flow names it)
+    credit = start != "link"
+    stash: list[Any] = []
+    until = time.monotonic() + timeout
+    credit_until: float | None = None
+    try:
+        while session is None or names or not credit:
+            if credit_until is not None and time.monotonic() >= credit_until:
+                break   # no credit granted yet: the examples see it come, as they did before
+            left = (until if credit_until is None else credit_until) - time.monotonic()
+            item = peer.recv(max(left, 0.0)) if left > 0 else None
+            if item is None or isinstance(item, Closed):
+                if session is not None and not names and credit_until is not None:
+                    break
+                raise SetupFailed(f"could not reach {start}: no answer to the session's frames"
+                                  + (f" ({item.summary()})" if isinstance(item, Closed) else ""))
+            name = performative_name(item)
+            perf = getattr(item, "performative", None)
+            if name == "begin" and getattr(perf, "remote_channel", None) == ch and session is None:
+                session = expect10.Session(remote=item.channel, handle_max=int(perf.value_of("handle-max")))  # type: ignore[union-attr]
+            elif name == "attach" and str(perf.name) in names:  # type: ignore[union-attr]
+                if not names.pop(str(perf.name)):  # type: ignore[union-attr]  # our sending link
+                    sender_handle = int(perf.handle)  # type: ignore[union-attr]
+            elif name in ("close", "end") or (name == "detach" and session is not None):
+                what = "was refused a link" if name == "detach" else f"answered with {name}"
+                raise SetupFailed(f"could not reach {start}: the broker {what}: {error_condition(perf)}")
+            elif name == "flow" and sender_handle is not None and getattr(perf, "handle", None) == sender_handle:
+                credit = True
+            elif not isinstance(item, EmptyFrame):
+                stash.append(item)
+            if session is not None and not names and not credit and credit_until is None:
+                credit_until = time.monotonic() + CREDIT_WAIT_S
+    finally:
+        for kept in reversed(stash):
+            peer.unread(kept)
+    assert session is not None
+    if start == "link":
+        session.links[SENDER_HANDLE] = expect10.Link(f"{address}-snd", bool(spec.Role.SENDER))
+        session.links[RECEIVER_HANDLE] = expect10.Link(f"{address}-rcv", bool(spec.Role.RECEIVER))
+    conn.sessions = {ch: session}
+    return conn
 
 
 # ---------------------------------------------------------------------------- probes
@@ -285,28 +335,160 @@ class Run:
 
 
 def run(target: Target, start: str, stimulus: Stimulus, *, window: float, address: str, marker: str,
-        transcript: Transcript | None = None) -> Run:
-    """One example on a fresh connection; raises SetupFailed when the start state is not reached."""
+        transcript: Transcript | None = None, hang_window: float | None = None) -> Run:
+    """One example on a connection in the ``start`` state: a fresh one, or -- when the calling
+    worker lends a pool (``POOL``) and the start is in ``REUSABLE`` -- one that an earlier example
+    left and :func:`reset` brought back to exactly that state. Raises SetupFailed when the start
+    state is not reached.
+
+    With ``hang_window`` (shorter than ``window``), silence is watched only that long: an
+    observation still undecided then is marked ``quick`` -- its hang is provisional, and the
+    campaign confirms it with the whole window on a fresh connection unless its signature is
+    already known (a correct broker on a local link answers the probes in milliseconds; a hang
+    costs the whole window, and a broker that hangs on one input often does on thousands)."""
     transcript = transcript or Transcript()
+    pool = POOL.get()
+    pool = pool if pool is not None and start in REUSABLE else None
+    held = pool.take(start) if pool is not None else None
+    if held is not None:
+        peer, conn, uses = held
+        peer.link.transcript = transcript
+        peer.link.conn = transcript.new_connection()
+        peer.link.deadline = time.monotonic() + window + 10.0
+        transcript.event(f"connection reused (example {uses + 1} on it), brought back to {start} by the suite")
+    else:
+        uses = 0
+        try:
+            peer = Peer.connect(target, transcript, time.monotonic() + window + 10.0)
+        except (PeerError, OSError) as exc:
+            raise SetupFailed(str(exc)) from None
+    kept = False
+    in_step = True      # the broker answered what it was asked (else a polite close would only wait)
     try:
-        peer = Peer.connect(target, transcript, time.monotonic() + window + 10.0)
-    except (PeerError, OSError) as exc:
-        raise SetupFailed(str(exc)) from None
-    try:
-        conn = reach(peer, start, address)
+        if held is None:
+            conn = reach(peer, start, address)
         octets = stimulus.octets()
         exp, sessions = expect10.expect_and_state(conn, octets)
         complete = conn.phase == "fresh" or whole_frames(octets)
         sent = probes(conn, stimulus, sessions, marker, address, octets) if complete else Probes()
         send(peer, stimulus, credentials(target) if target.credentials_given else None, sent.frames)
-        obs = watch(peer, exp, conn, sent, min(window, PENDING_WINDOW) if exp.may_wait and not complete else window)
+        watched = _window(exp, complete, sent, window)
+        short = hang_window is not None and hang_window < watched
+        obs = watch(peer, exp, conn, sent, hang_window if short else watched)  # type: ignore[arg-type]
+        obs.reused = held is not None  # type: ignore[attr-defined]
+        obs.quick = short and not obs.probe_ok and not obs.closed and obs.close is None  # type: ignore[attr-defined]
+        in_step = bool(obs.probe_ok) or not (sent or exp.awaits)
+        if pool is not None and complete and uses + 1 < MAX_REUSE:
+            again = reset(peer, start, conn, octets, sent, obs, address, window)
+            if again is not None:
+                pool.give(start, peer, again, uses + 1)
+                kept = True
         return Run(exp, obs, transcript, conn, octets)
     finally:
-        if peer.link.closed is None and peer.opened.opened and peer.framing_error is None and not peer.close_sent:
+        if kept:
+            pass
+        elif in_step and peer.link.closed is None and peer.opened.opened and peer.framing_error is None \
+                and not peer.close_sent:
             peer.close(timeout=POLITE_CLOSE_S)
         else:
             peer.abort()
 
 
-__all__ = ["START_STATES", "SetupFailed", "reach", "probes", "watch", "run", "Run", "credentials", "whole_frames",
-           "OUR_MAX_FRAME", "SESSION_CHANNEL", "SENDER_HANDLE", "RECEIVER_HANDLE"]
+def _window(exp: Expectation, complete: bool, sent: Probes, window: float) -> float:
+    """How long the reaction is watched: the whole window where a reaction is due; less where
+    the broker may wait for the rest of a frame, or where any reaction or none is allowed and
+    no answer is asked for (nothing that comes later could change the verdict)."""
+    if exp.may_wait and not complete:
+        return min(window, PENDING_WINDOW)
+    if isinstance(exp.verifier, Anything) and not exp.awaits and not sent:
+        return min(window, UNDECIDABLE_WINDOW)
+    return window
+
+
+# ---------------------------------------------------------------------------- connection reuse
+
+#: where a reset's frames are recorded: nowhere (the suite's housekeeping, not an example's evidence)
+SCRATCH = Transcript(max_entries=0)
+
+
+def reset(peer: Peer, start: str, conn: expect10.Conn, stimulus: bytes, sent: Probes, obs: Observation,
+          address: str, window: float) -> expect10.Conn | None:
+    """Brings a connection back to ``start`` after an example: every session on it is ended --
+    those of the start state, those the stimulus and the probes began, those the broker began
+    in answer -- and the start state's session and links made again (:func:`establish`).
+    Only a connection the broker still serves in step with us qualifies: every probe answered,
+    no close, nothing undecodable either way, the stimulus whole frames that decode. Returns the
+    connection state to judge the next example by, or None (the connection is then closed).
+
+    What the broker did is read from its frames, not from what the stimulus meant: a session is
+    live on our channel ``c`` when the broker began one naming ``c`` (or the start state had
+    it) and has not ended it. Each is ended by us (or our end answers the broker's), and the
+    broker's end awaited; ending a session also ends its links (2.5.4, 2.6.2)."""
+    if peer.link.closed is not None or peer.close_sent or peer.framing_error is not None or peer.link.send_failed \
+            or obs.framing_error is not None or obs.close is not None or not obs.probe_ok:
+        return None
+    ends_sent = _ends_in(stimulus + b"".join(f.encode() for f in sent.frames))
+    ours = {ch: s.remote for ch, s in conn.sessions.items()}          # our channel -> broker's channel
+    ended_by_broker: set[int] = set()
+    for item in obs.received:
+        name = performative_name(item)
+        if name == "begin":
+            remote = getattr(item.performative, "remote_channel", None)  # type: ignore[union-attr]
+            if remote is None or int(remote) in ours and ours[int(remote)] != item.channel:
+                return None   # a session the broker began on its own, or one channel begun twice
+            ours[int(remote)] = item.channel  # type: ignore[union-attr]
+        elif name == "end":
+            mine = [ch for ch, r in ours.items() if r == item.channel]  # type: ignore[union-attr]
+            if not mine:
+                return None
+            ended_by_broker.add(mine[0])
+    peer.link.transcript = SCRATCH
+    until = time.monotonic() + min(window, RESET_S)
+    frames = [AMQPFrame(ch, spec.End()) for ch in sorted(ours) if ch not in ends_sent]
+    awaited = {r for ch, r in ours.items() if ch not in ended_by_broker}
+    if frames and not write(peer, [(f.encode(), "", b"", False) for f in frames]):
+        return None
+    while awaited:
+        left = until - time.monotonic()
+        item = peer.recv(left) if left > 0 else None
+        if item is None or isinstance(item, Closed):
+            return None
+        name = performative_name(item)
+        if name == "end" and item.channel in awaited:  # type: ignore[union-attr]
+            awaited.discard(item.channel)  # type: ignore[union-attr]
+        elif name in ("close", "begin", "end"):
+            return None
+        # anything else is a frame of a session being ended: the spec lets it be dropped
+    fresh = expect10.Conn(phase=conn.phase, mechanisms=conn.mechanisms, max_frame_size=conn.max_frame_size,
+                          channel_max=conn.channel_max, multi_protocol=conn.multi_protocol)
+    if start == "open":
+        return fresh
+    try:
+        return establish(peer, start, address, fresh, max(0.0, until - time.monotonic()))
+    except (SetupFailed, PeerError, OSError):
+        return None
+
+
+def _ends_in(data: bytes) -> set[int]:
+    """The channels of the end frames in ``data`` (the stimulus and probes, read by their SIZE
+    fields as the broker reads them). A frame that does not decode is not an end here: where the
+    broker read one into it anyway, its answer (an end, a begin) shows, or the reset's own frames
+    are refused -- and a reused connection's violations are confirmed on a fresh one."""
+    out: set[int] = set()
+    pos = 0
+    while len(data) - pos >= FRAME_HEADER_SIZE:
+        size = int.from_bytes(data[pos:pos + 4], "big")
+        doff, ftype = data[pos + 4], data[pos + 5]
+        if size < FRAME_HEADER_SIZE or pos + size > len(data):
+            break
+        channel = int.from_bytes(data[pos + 6:pos + 8], "big")
+        body = data[pos + doff * 4:pos + size] if doff >= 2 and doff * 4 <= size and ftype == 0 else b""
+        pos += size
+        if body and performative_name(decode_body(ftype, channel, body)) == "end":
+            out.add(channel)
+    return out
+
+
+__all__ = ["START_STATES", "SetupFailed", "reach", "establish", "probes", "watch", "run", "Run", "reset", "credentials",
+           "whole_frames", "Connections", "REUSABLE", "OUR_MAX_FRAME", "SESSION_CHANNEL", "SENDER_HANDLE",
+           "RECEIVER_HANDLE"]

@@ -1,7 +1,8 @@
 """Findings: one JSON file per distinct problem, named after its signature.
 
 A finding is deduplicated by its signature -- protocol, target, violation kind, close code,
-error condition, state -- and stored as ``<signature_id>.json`` in the findings directory, in
+error condition, state, and the clauses the verdict cites (two causes that end alike, say in a
+hang after a link was attached, but break different clauses are two findings) -- and stored as ``<signature_id>.json`` in the findings directory, in
 the FINDINGS FORMAT shared with the report pipeline (see :func:`validate`). Writes are atomic
 (a temporary file renamed over the old one) and serialised by a lock file, so several worker
 processes and a kill at any moment leave every file whole. Finding the same signature again
@@ -38,6 +39,9 @@ VIOLATIONS = ("hang", "reset-without-close", "wrong-code", "liveness", "memory",
 KEYS = ("schema", "kind", "signature", "signature_id", "broker", "target_url", "seed", "first_seen", "last_seen",
         "count", "clauses", "input", "transcript", "replay", "run_id")
 SIGNATURE_KEYS = ("protocol", "target", "violation", "code", "condition", "state")
+#: optional in a signature (files written before it was added have none; an empty one is left
+#: out, so those files keep their ids and merge with what a campaign finds now)
+CLAUSES_KEY = "clauses"
 LOCK_NAME = ".lock"
 
 
@@ -49,10 +53,17 @@ class Signature:
     code: int | None
     condition: str | None
     state: str
+    clauses: tuple[str, ...] = ()      # the verdict's clauses, kept sorted and unique
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clauses", tuple(sorted({str(c) for c in self.clauses or ()})))
 
     def to_json(self) -> dict[str, Any]:
-        return {"protocol": self.protocol, "target": self.target, "violation": self.violation, "code": self.code,
-                "condition": self.condition, "state": self.state}
+        out: dict[str, Any] = {"protocol": self.protocol, "target": self.target, "violation": self.violation,
+                               "code": self.code, "condition": self.condition, "state": self.state}
+        if self.clauses:
+            out[CLAUSES_KEY] = list(self.clauses)
+        return out
 
     @property
     def id(self) -> str:
@@ -65,8 +76,13 @@ class Signature:
 
 
 def signature_id(signature: dict[str, Any]) -> str:
-    """A short stable hash of a signature (16 hex digits of SHA-256 over its canonical JSON)."""
-    canonical = json.dumps({k: signature.get(k) for k in SIGNATURE_KEYS}, sort_keys=True, separators=(",", ":"))
+    """A short stable hash of a signature (16 hex digits of SHA-256 over its canonical JSON; the
+    clauses count only where there are some, so a signature without them keeps its old id)."""
+    canonical_sig = {k: signature.get(k) for k in SIGNATURE_KEYS}
+    clauses = signature.get(CLAUSES_KEY)
+    if clauses and isinstance(clauses, (list, tuple)):
+        canonical_sig[CLAUSES_KEY] = sorted({str(c) for c in clauses})
+    canonical = json.dumps(canonical_sig, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -106,9 +122,12 @@ def validate(record: Any) -> list[str]:
     if record["kind"] != KIND:
         problems.append(f"kind is {record['kind']!r}, not {KIND!r}")
     sig = record["signature"]
-    if not isinstance(sig, dict) or set(sig) != set(SIGNATURE_KEYS):
-        problems.append(f"signature keys must be exactly {SIGNATURE_KEYS}")
+    if not isinstance(sig, dict) or not set(SIGNATURE_KEYS) <= set(sig) <= {*SIGNATURE_KEYS, CLAUSES_KEY}:
+        problems.append(f"signature keys must be exactly {SIGNATURE_KEYS}, and optionally {CLAUSES_KEY!r}")
     else:
+        clauses = sig.get(CLAUSES_KEY, [])
+        if not isinstance(clauses, list) or not all(isinstance(c, str) for c in clauses):
+            problems.append("signature.clauses must be a list of clause ids")
         if sig["protocol"] not in ("0-9-1", "1.0"):
             problems.append(f"signature.protocol {sig['protocol']!r}")
         if sig["violation"] not in VIOLATIONS:
@@ -120,7 +139,7 @@ def validate(record: Any) -> list[str]:
         for k in ("target", "state"):
             if not isinstance(sig[k], str) or not sig[k]:
                 problems.append(f"signature.{k} must be a non-empty string")
-        if record["signature_id"] != signature_id(sig):
+        if isinstance(clauses, list) and record["signature_id"] != signature_id(sig):
             problems.append("signature_id does not match the signature")
     broker = record["broker"]
     if not isinstance(broker, dict) or not {"product", "version", "platform"} <= set(broker):

@@ -44,6 +44,9 @@ class Env:
     worker: int = 0
     window: float = 2.0                    # deadline of one reaction (longer silence: a hang)
     seeds: tuple[str, ...] = ()            # --seeds: recorded sessions for the ``seeded`` target
+    #: silence this long makes a provisional hang (``obs.quick``), confirmed with ``window`` on a
+    #: fresh connection unless already known (campaign generation only; None: ``window`` always)
+    hang_window: float | None = None
 
     @property
     def dialect(self) -> Dialect:
