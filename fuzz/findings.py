@@ -144,7 +144,8 @@ def validate(record: Any) -> list[str]:
     broker = record["broker"]
     if not isinstance(broker, dict) or not {"product", "version", "platform"} <= set(broker):
         problems.append("broker needs product, version, platform")
-    if ":" in str(record["target_url"]).split("@")[0].split("//", 1)[-1]:
+    netloc = str(record["target_url"]).split("//", 1)[-1].split("/", 1)[0]
+    if "@" in netloc and ":" in netloc.rsplit("@", 1)[0]:   # user:password@ (a port alone is no password)
         problems.append("target_url carries a password")
     for k in ("seed", "count"):
         if not isinstance(record[k], int) or isinstance(record[k], bool):

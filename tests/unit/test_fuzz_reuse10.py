@@ -1,0 +1,89 @@
+"""The AMQP 1.0 executor reuses connections across examples and watches silence briefly when
+asked: against a scripted peer (tests/support/hostile_fuzz10.py) whose behaviour is exact."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from amqpspec.fuzz import exec10
+from amqpspec.fuzz.exec091 import POOL, Connections
+from amqpspec.fuzz.oracles import classify
+from amqpspec.fuzz.stimulus import Stimulus
+from amqpspec.target import Target
+from amqpspec.wire.amqp10 import AMQPFrame, spec
+from tests.support.hostile import HostileServer
+from tests.support.hostile_fuzz10 import Log, scripted_broker, url_10
+
+ADDRESS = "amqpspec-fuzz-test-0-t"
+
+
+def _flow() -> Stimulus:
+    """A valid flow for our sending link: the broker's reaction is its own, the probes are answered."""
+    return Stimulus("1.0", (AMQPFrame(0, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=0,
+                                                   outgoing_window=2048, handle=0, delivery_count=0,
+                                                   link_credit=10)),))
+
+
+def _run(url: str, start: str, stimulus: Stimulus, **kw: Any) -> exec10.Run:
+    return exec10.run(Target.parse(url), start, stimulus, window=kw.pop("window", 2.0), address=ADDRESS,
+                      marker="amqpspec-fuzz-test-0-mark", **kw)
+
+
+@pytest.fixture()
+def pool() -> Any:
+    connections = Connections()
+    token = POOL.set(connections)
+    yield connections
+    POOL.reset(token)
+    connections.close()
+
+
+def test_link_examples_share_one_connection(pool: Connections) -> None:
+    log = Log()
+    with HostileServer(scripted_broker(log)) as server:
+        runs = [_run(url_10(server.port), "link", _flow()) for _ in range(12)]
+    assert log.connections == 1, log.connections           # one connection for all twelve examples
+    assert [bool(getattr(r.observation, "reused", False)) for r in runs] == [False] + [True] * 11
+    assert all(classify(r.expectation, r.observation, "1.0").ok for r in runs)
+    assert all(r.observation.probe_ok for r in runs)
+    # every reuse ended the sessions and made the home session and both links again
+    assert log.performatives.count("begin") >= 2 * 12 and log.performatives.count("end") >= 2 * 11
+
+
+def test_a_session_the_stimulus_began_is_ended_before_the_next_example(pool: Connections) -> None:
+    # the same begin on channel 3 twice: valid both times only if the reset ended the first session
+    log = Log()
+    begin3 = Stimulus("1.0", (AMQPFrame(3, spec.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10)),))
+    with HostileServer(scripted_broker(log)) as server:
+        first = _run(url_10(server.port), "open", begin3)
+        second = _run(url_10(server.port), "open", begin3)
+    assert log.connections == 1
+    assert second.expectation.why == first.expectation.why == "valid frames: answered"
+    assert classify(second.expectation, second.observation, "1.0").ok
+
+
+def test_without_a_pool_every_example_gets_a_fresh_connection() -> None:
+    log = Log()
+    with HostileServer(scripted_broker(log)) as server:
+        for _ in range(3):
+            _run(url_10(server.port), "link", _flow())
+    assert log.connections == 3
+
+
+def test_silence_is_provisional_after_the_hang_window(pool: Connections) -> None:
+    log = Log()
+    silent = scripted_broker(log, silent_when=lambda ch, item: type(getattr(item, "performative", None)) is spec.Flow)
+    with HostileServer(silent) as server:
+        t0 = time.monotonic()
+        quick = _run(url_10(server.port), "link", _flow(), window=3.0, hang_window=0.2)
+        took = time.monotonic() - t0
+        whole = _run(url_10(server.port), "link", _flow(), window=1.0)
+    assert took < 1.5, took                                  # not the 3 s window
+    assert quick.observation.quick is True
+    assert classify(quick.expectation, quick.observation, "1.0").violation == "hang"
+    # without a hang window the whole window is watched and the silence is final
+    assert whole.observation.elapsed >= 0.9 and whole.observation.quick is False
+    assert classify(whole.expectation, whole.observation, "1.0").violation == "hang"
+    assert log.connections == 2                              # a silent broker's connection is never reused
