@@ -15,15 +15,16 @@ from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer, UnexpectedReply
 from amqpspec.verify import ChannelException, StaysOpen
-from amqpspec.wire.amqp091 import FRAME_OVERHEAD, BodyFrame, HeaderFrame, MethodFrame, spec
+from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from ._common import QUICK_WINDOW
 from ._content import (
-    QUIET, Gathered, gather, gather_until, get_eventually, get_message, messages, next_item, publish_n, shown,
+    QUIET, Gathered, gather, gather_until, get_eventually, get_message, messages, publish_n, shown,
     start_consumer, wait_queued,
 )
 from ._model import WAIT, Message, close_channel, declare_queue, publish
 from ._replies import is_close, method_on, react
+from ._while_sending import judge, settle_while_sending
 
 EXISTS = ("amqp091:basic.ack.multiple/exists",)
 REDELIVERED = ("amqp091:domain.redelivered/implementation",)
@@ -239,47 +240,17 @@ def reject_unknown(ctx: Context) -> None:
 
 
 @case("amqp091/basic.reject/during-content",
-      title="a reject sent while the message's content is still arriving is processed",
-      clauses=("amqp091:basic.reject/01",))
+      title="a reject sent while the message's content is still being sent is processed then",
+      clauses=("amqp091:basic.reject/01",), timeout=20.0)
 def reject_during_content(ctx: Context) -> None:
-    """With frame-max 4096, fetches a 200000-octet message (about 50 body frames) with basic.get
-    (no-ack false) and sends basic.reject(requeue false) as soon as get-ok arrives, before reading
-    the content. The server SHOULD read and process the reject while it sends: the content then
-    ends complete or cut short by an empty body frame, the channel stays open, and the message is
-    gone (a second basic.get finds the queue empty)."""
-    peer = ctx.connect(frame_max=4096)
-    ch = peer.open_channel()
-    q = declare_queue(ctx, peer, ch)
-    payload = ctx.rng.randbytes(200000)
-    step = peer.negotiated.frame_max - FRAME_OVERHEAD
-    peer.send(MethodFrame(ch, spec.BasicPublish(exchange="", routing_key=q)), HeaderFrame(ch, 60, len(payload)),
-              *[BodyFrame(ch, payload[i:i + step]) for i in range(0, len(payload), step)])
-    wait_queued(peer, ch, q, 1)
-    peer.send(MethodFrame(ch, spec.BasicGet(queue=q, no_ack=False)))
-    reply, _ = gather(peer, method_on(ch, "basic.get-ok", "basic.get-empty"), WAIT)
-    if reply is None or reply.method.NAME != "basic.get-ok":
-        ctx.record(False, expected="basic.get-ok", observed=f"{reply!r}", what="the message is fetched")
-        return
-    peer.send(MethodFrame(ch, spec.BasicReject(reply.method.delivery_tag, False)))
-    header = next_item(peer, WAIT)
-    size = header.body_size if isinstance(header, HeaderFrame) else 0
-    data, cut = b"", False
-    while isinstance(header, HeaderFrame) and len(data) < size:
-        part = next_item(peer, WAIT)
-        if not isinstance(part, BodyFrame):
-            break
-        if not part.data:
-            cut = True
-            break
-        data += part.data
-    content_ok = isinstance(header, HeaderFrame) and (cut or data == payload)
-    obs = react(peer, ch)
-    left = get_message(peer, ch, q) if StaysOpen().accepts(obs) else None
-    ctx.note(f"content: {len(data)} of {size} octets{', cut by an empty body frame' if cut else ''}")
-    ctx.record(content_ok and StaysOpen().accepts(obs) and left is None,
-               expected="a complete content or one cut by an empty body frame; channel open; queue empty",
-               observed=f"{len(data)} of {size} octets{' (cut)' if cut else ''}; {obs.describe()}; "
-                        f"then {left.summary() if left else 'basic.get-empty'}")
+    """basic.reject/01: the server SHOULD accept and process a reject "while sending message
+    content", reading incoming methods while sending output frames. Fetches an 8 MiB message with
+    basic.get (no-ack false) and sends basic.reject(requeue true) as soon as get-ok arrives, reading
+    none of the content (see ``_while_sending``: the server then still has content to send). A
+    server that processes the reject then shows the message back in the queue while its content is
+    unread, or cuts the content with an empty body frame; one that reads the reject only after the
+    whole content fails the SHOULD (a warning)."""
+    judge(ctx, settle_while_sending(ctx, lambda ch, tag: MethodFrame(ch, spec.BasicReject(tag, True))), "reject")
 
 
 # ------------------------------------------------------------------------------------ basic.recover
