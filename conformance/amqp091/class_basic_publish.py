@@ -116,6 +116,35 @@ def default_exchange(ctx: Context) -> None:
                guideline=DEFAULT_EXCHANGE_GET_DOC)
 
 
+@case("amqp091/basic.publish/bcc-header-kept",
+      title="a BCC entry in the headers property reaches the consumer unchanged", clauses=BODY_INTACT)
+def bcc_header_kept(ctx: Context) -> None:
+    """3.1.1/2: the server MAY add information to content headers but MUST NOT remove or modify
+    existing information. Publishes to a queue (default exchange) a message whose headers table
+    holds a "BCC" entry (an array naming a second queue) next to an ordinary one, and reads it with
+    basic.get: both entries must come back as sent, and the body unchanged (3.1.1/1). Header names
+    carry no meaning in the specification; a broker that gives "BCC" one (RabbitMQ's
+    sender-selected distribution strips it) may route by it, but not remove it."""
+    peer = ctx.connect()
+    ch = peer.open_channel()
+    q, other = declare_queue(ctx, peer, ch), declare_queue(ctx, peer, ch)
+    props = spec.BasicProperties(headers={"BCC": [other], "origin": "amqpspec"})
+    payload = b"with a BCC header"
+    publish(peer, ch, "", q, payload, properties=props)
+    refusal = react(peer, ch)
+    if not StaysOpen().accepts(refusal):  # a field array it cannot read: the 4.2.5 table cases judge that
+        ctx.skip(f"the broker refused the headers table with a field array: {refusal.describe()}")
+    wait_queued(peer, ch, q, 1)
+    msg = get_message(peer, ch, q)
+    if not ctx.record(msg is not None and msg.body == payload, expected=f"basic.get-ok with {payload!r}",
+                      observed=msg.summary() if msg else "basic.get-empty", what="the body is delivered unmodified",
+                      clauses=("amqp091:3.1.1/1",)):
+        return
+    diffs = property_diffs(props, msg.properties)
+    ctx.record(not diffs, expected=f"headers {to_plain(props.headers)!r} kept", observed="; ".join(diffs) or "kept",
+               what="the BCC header is not removed or modified", clauses=("amqp091:3.1.1/2",))
+
+
 @case("amqp091/basic.publish/internal-exchange",
       title="publishing to an exchange declared internal is channel exception 403",
       clauses=("amqp091:basic.publish.exchange/02",))
