@@ -37,7 +37,8 @@ SENDER = spec.Role.SENDER
 RECEIVER = spec.Role.RECEIVER
 
 __all__ = ["SEQ", "Session", "Link", "Sender", "Receiver", "Delivery", "Payload", "SetupError", "begin",
-           "begin_frame", "session_of", "seq_add", "seq_diff", "seq_within", "publish", "fetch", "message_octets"]
+           "begin_frame", "session_of", "seq_add", "seq_diff", "seq_within", "covers", "publish", "fetch",
+           "message_octets"]
 
 
 class SetupError(PeerError):
@@ -59,6 +60,12 @@ def seq_diff(a: int, b: int) -> int:
 def seq_within(value: int, first: int, last: int) -> bool:
     """first <= value <= last in serial arithmetic (a disposition's range, 2.7.6)."""
     return seq_diff(value, first) >= 0 and seq_diff(last, value) >= 0
+
+
+def covers(disposition: Any, delivery_id: int) -> bool:
+    """A disposition's range first..last (last absent: first alone, 2.7.6) holds ``delivery_id``."""
+    first = int(disposition.first)
+    return seq_within(delivery_id, first, first if disposition.last is None else int(disposition.last))
 
 
 # ---------------------------------------------------------------------------------------- messages
@@ -393,11 +400,7 @@ class Session:
 
     def outcome(self, delivery_id: int) -> Any:
         """The broker's last disposition (as receiver) covering our delivery ``delivery_id``, or None."""
-        for d in reversed(self.dispositions):
-            first = int(d.first)
-            if seq_within(delivery_id, first, first if d.last is None else int(d.last)):
-                return d
-        return None
+        return next((d for d in reversed(self.dispositions) if covers(d, delivery_id)), None)
 
 
 # ---------------------------------------------------------------------------------------- links

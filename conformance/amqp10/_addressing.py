@@ -1,46 +1,23 @@
-"""Termini and deliveries for the case modules (3.5, 4, 1, 0.2): attaching to a source or target and
+"""Termini and deliveries for the case modules (3.5, 4, 0.2): attaching to a source or target and
 reading the broker's answer, posting a message and waiting for its outcome, collecting arrivals.
 
-Sessions and links are the framework's (amqpspec.peer.session10): ``attach_link``, ``sender_to``,
-``receiver_from``, ``transfer``, ``await_disposition``, ``transfer_outcome``, ``read_until``,
-``with_token`` and ``describe_arrivals`` take its Session, Sender and Receiver. The functions
-taking a peer, a channel and a handle are the older spelling of the same, kept for case
-modules not yet written against the layer.
+Every function takes the framework's Session, Sender or Receiver (amqpspec.peer.session10).
 """
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any, Callable
 
 from amqpspec.case import Context
-from amqpspec.peer.amqp10 import Observation, Peer, error_condition, performative_name
+from amqpspec.peer.amqp10 import Observation, error_condition, performative_name
 from amqpspec.peer.base import Closed
-from amqpspec.peer.session10 import Delivery, Link, Receiver, Sender, Session, seq_add, session_of
+from amqpspec.peer.session10 import Delivery, Link, Receiver, Sender, Session, seq_add
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, describe, spec
 from amqpspec.wire.amqp10.composite import show
 
-from ._common import WAIT, link_of
+from ._common import WAIT, link_name
 
 ABSENT_WINDOW = 0.5     # how long a message that must not (re)appear is watched for, after a sentinel
-
-__all__ = ["ABSENT_WINDOW", "Arrivals", "accept", "as_values", "attach_answer", "attach_link", "await_disposition",
-           "deliver", "describe_arrivals", "describe_frame", "disposition_for", "link_name", "open_receiver",
-           "open_sender", "post", "read_until", "receiver_from", "refusal", "sender_to", "token", "transfer",
-           "transfer_outcome", "with_token"]
-
-
-def link_name(ctx: Context, what: str) -> str:
-    return f"{ctx.name(what)}-{uuid.uuid4().hex[:6]}"
-
-
-def token(ctx: Context, what: str) -> bytes:
-    """Octets unique to this case and run, to find a message again among others."""
-    return f"{what}-{ctx.rng.getrandbits(48):012x}".encode()
-
-
-def describe_frame(item: Any) -> str:
-    return describe(item)
 
 
 def attach_link(s: Session, name: str, *, role: bool, source: Any, target: Any, window: float = WAIT,
@@ -66,20 +43,11 @@ def attach_link(s: Session, name: str, *, role: bool, source: Any, target: Any, 
     return link, obs
 
 
-def attach_answer(peer: Peer, ch: int, name: str, *, role: bool, source: Any, target: Any,
-                  window: float = WAIT, **attach: Any) -> tuple[int, Any, Observation]:
-    """attach_link in the (peer, channel) spelling: returns our handle, the broker's attach (or None)
-    and the observation."""
-    link, obs = attach_link(session_of(peer, ch), name, role=role, source=source, target=target, window=window,
-                            **attach)
-    return link.handle, link.remote, obs
-
-
 def refusal(obs: Observation, attach: Any) -> str | None:
     """Why the link did not come up (None when the broker attached without ending anything)."""
     ending = [f for f in obs.frames() if performative_name(f) in ("close", "end")]
     if ending:
-        return f"the broker answered with {describe_frame(ending[0])}"
+        return f"the broker answered with {describe(ending[0])}"
     if attach is None:
         return f"the broker did not attach the link ({obs.describe()})"
     return None
@@ -115,17 +83,6 @@ def receiver_from(ctx: Context, s: Session, source: Any, what: str = "rcv") -> R
     return link  # type: ignore[return-value]
 
 
-def open_sender(ctx: Context, peer: Peer, ch: int, addr: str) -> int:
-    """sender_to in the (peer, channel) spelling: returns our handle."""
-    return sender_to(ctx, session_of(peer, ch), addr).handle
-
-
-def open_receiver(ctx: Context, peer: Peer, ch: int, source: Any, what: str = "rcv") -> tuple[int, Any]:
-    """receiver_from in the (peer, channel) spelling: returns our handle and the broker's attach."""
-    link = receiver_from(ctx, session_of(peer, ch), source, what)
-    return link.handle, link.remote
-
-
 def transfer(link: Sender, message: Message | bytes, *, state: Any = None, settled: bool = False,
              tag: bytes | None = None, more: bool = False) -> int:
     """One delivery on ``link`` (octets become a single data section); returns its delivery-id.
@@ -143,18 +100,6 @@ def transfer(link: Sender, message: Message | bytes, *, state: Any = None, settl
         frames = [AMQPFrame(s.channel, first.performative.replace(more=True), payload[: max(1, len(payload) // 2)])]
     s.peer.send(*frames)
     return link.ids[-1]
-
-
-def post(peer: Peer, ch: int, handle: int, message: Message | bytes, *, state: Any = None, settled: bool = False,
-         tag: bytes | None = None, more: bool = False) -> int:
-    """transfer in the (peer, channel, handle) spelling."""
-    link: Sender = link_of(peer, ch, handle, spec.Role.SENDER)  # type: ignore[assignment]
-    return transfer(link, message, state=state, settled=settled, tag=tag, more=more)
-
-
-def disposition_for(peer: Peer, ch: int, delivery_id: int, *, timeout: float = WAIT) -> tuple[Any, list[Any]]:
-    """await_disposition in the (peer, channel) spelling."""
-    return await_disposition(session_of(peer, ch), delivery_id, timeout=timeout)
 
 
 def await_disposition(s: Session, delivery_id: int, *, timeout: float = WAIT) -> tuple[Any, list[Any]]:
@@ -194,17 +139,6 @@ def transfer_outcome(link: Sender, message: Message | bytes) -> Any:
     return None if d is None else d.state
 
 
-def deliver(peer: Peer, ch: int, handle: int, message: Message | bytes) -> Any:
-    """transfer_outcome in the (peer, channel, handle) spelling."""
-    link: Sender = link_of(peer, ch, handle, spec.Role.SENDER)  # type: ignore[assignment]
-    return transfer_outcome(link, message)
-
-
-def accept(peer: Peer, ch: int, delivery_id: int, state: Any = None, *, settled: bool = True) -> None:
-    peer.send(AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=delivery_id, settled=settled,
-                                             state=spec.Accepted() if state is None else state)))
-
-
 def read_until(s: Session, done: Callable[[], Any], timeout: float = WAIT) -> bool:
     """Reads the session's frames (the layer joins the deliveries of its receiving links) until ``done()``
     is true (True), ``timeout`` passes, or the session ends (an end, a close, a detach with an error) --
@@ -222,62 +156,4 @@ def with_token(link: Receiver, token: bytes) -> list[Delivery]:
 def describe_arrivals(s: Session) -> str:
     """What the session's receiving links got, and the errors (close, end, detach) the broker sent."""
     got = sum(len(link.received) for link in s.links.values() if isinstance(link, Receiver))
-    return "; ".join([f"{got} deliveries"] + [describe_frame(f) for f in s.error_frames()])
-
-
-class Arrivals:
-    """Deliveries arriving on one session: payloads joined over transfer frames, by handle."""
-
-    def __init__(self, peer: Peer, ch: int) -> None:
-        self.peer = peer
-        self.ch = ch
-        self.session = session_of(peer, ch)
-        self.got: list[tuple[int, spec.Transfer, bytes]] = []    # (handle, first transfer, payload)
-        self.others: list[Any] = []
-        self._partial: dict[int, tuple[spec.Transfer, bytearray]] = {}
-
-    def until(self, done: Any, timeout: float = WAIT) -> bool:
-        """Reads frames until ``done(self)`` is true (True) or ``timeout`` passes / the link or session ends."""
-        stop = time.monotonic() + timeout
-        while not done(self):
-            left = stop - time.monotonic()
-            if left <= 0:
-                return False
-            item = self.peer.recv(left)
-            if item is None or isinstance(item, Closed):
-                return done(self)
-            if isinstance(item, EmptyFrame):
-                continue
-            name = performative_name(item)
-            if name == "transfer" and item.channel == self.session.remote:  # type: ignore[union-attr]
-                t = item.performative  # type: ignore[union-attr]
-                h = int(t.handle)
-                first, data = self._partial.get(h, (t, bytearray()))
-                data += bytes(item.payload)  # type: ignore[union-attr]
-                if t.more:
-                    self._partial[h] = (first, data)
-                    continue
-                self._partial.pop(h, None)
-                if not t.aborted:
-                    self.got.append((h, first, bytes(data)))
-                continue
-            self.others.append(item)
-            if name == "close" or (name in ("end", "detach") and error_condition(item.performative)):  # type: ignore[union-attr]
-                return done(self)
-        return True
-
-    def with_token(self, token: bytes, handle: int | None = None) -> list[tuple[int, spec.Transfer, bytes]]:
-        """Deliveries whose payload holds ``token``; ``handle`` (ours) keeps those of that link, whose
-        transfers carry the broker's handle."""
-        link = None if handle is None else self.session.links.get(handle)
-        theirs = handle if link is None or link.remote_handle is None else link.remote_handle
-        return [g for g in self.got if token in g[2] and (theirs is None or g[0] == theirs)]
-
-    def errors(self) -> list[Any]:
-        return [f for f in self.others if performative_name(f) == "close"
-                or (performative_name(f) in ("end", "detach") and error_condition(f.performative))]
-
-    def describe(self) -> str:
-        parts = [f"{len(self.got)} deliveries"]
-        parts += [describe_frame(f) for f in self.errors()]
-        return "; ".join(parts)
+    return "; ".join([f"{got} deliveries"] + [describe(f) for f in s.error_frames()])

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from amqpspec.case import Context
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import Observation, Peer, UnexpectedReply, error_condition, performative_name
+from amqpspec.peer.amqp10 import Observation, Peer, UnexpectedReply, performative_name
 from amqpspec.peer.session10 import begin_frame
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Frame, ProtocolHeader, describe, spec
 
@@ -133,16 +133,6 @@ def close_discipline(ctx: Context, obs: Observation) -> None:
         ctx.record(bool(getattr(err, "description", None)), what="the close's error describes the cause",
                    clauses=("amqp10:2.7.9/2",), expected="an error with a description of the cause",
                    observed=describe(close))
-
-
-def record_condition(ctx: Context, obs: Observation, conditions: tuple[str, ...], text: str) -> None:
-    """A guideline check of the error condition, made only when a close with an error came."""
-    got = [error_condition(f.performative) for f in obs.performatives("close")]  # type: ignore[union-attr]
-    got = [c for c in got if c]
-    if got:
-        ctx.record(any(c in conditions for c in got), what=f"the close carries {' or '.join(conditions)}",
-                   level=Level.SHOULD, guideline=text, expected=" or ".join(conditions),
-                   observed=", ".join(got))
 
 
 def provoke_framing_error(ctx: Context, peer: Peer) -> int:

@@ -1,8 +1,5 @@
-"""Links for the case modules (2.6): attaching by role, the answer to an attach, putting messages
-into a node and fetching them back, and the stop predicates the link cases observe with.
-
-Sessions and links are the framework's (amqpspec.peer.session10); ``Sess`` and ``Link`` are its
-Session and Link under the names the case modules use.
+"""Links for the case modules (2.6, 2.7.3-2.7.6): the answer to an attach, the broker's dispositions of a
+delivery, and the one link error a broker can be made to raise.
 """
 from __future__ import annotations
 
@@ -10,79 +7,25 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from amqpspec.case import Context
-from amqpspec.peer.amqp10 import Observation, Peer, performative_name
-from amqpspec.peer.session10 import Delivery, Link, Session, fetch, publish
-from amqpspec.peer.session10 import begin as begin_session
-from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
+from amqpspec.peer.amqp10 import Observation, performative_name
+from amqpspec.peer.session10 import Delivery, Link, Sender, Session, covers
+from amqpspec.wire.amqp10 import AMQPFrame, Message
 
-from ._common import REACTION_WINDOW, WAIT, address, link_name, next_delivery_id, tag, token  # noqa: F401
+from ._common import REACTION_WINDOW, WAIT, address, link_name
+from ._sessions import ends
 
-SENDER = spec.Role.SENDER
-RECEIVER = spec.Role.RECEIVER
 MAX_PROVOKED_SIZE = 4 << 20     # largest max-message-size we exceed on purpose to provoke a link error
 
-Sess = Session
 
-__all__ = ["SENDER", "RECEIVER", "Sess", "Link", "Answer", "attach", "await_answer", "begin", "covers", "detach",
-           "ends", "ends_or_attach", "fetch", "fresh_sender_marker", "link_error_detach", "link_name",
-           "next_delivery_id", "outcome_for", "payload", "provoke_link_error", "put", "receiving", "sending",
-           "session", "settled_outcome", "tag", "text_of", "texts", "token"]
-
-
-def payload(text: str) -> bytes:
-    return Message(body=text).encode()
-
-
-def text_of(r: Delivery) -> str:
-    return r.text()
+def fresh_sender(ctx: Context, s: Session, addr: str | None = None, **fields: Any) -> Sender:
+    """A sending link on ``s`` to ``addr`` (a fresh node by default), waiting for the broker's attach;
+    ``fields`` are attach fields."""
+    addr = addr or address(ctx)
+    return s.sender(addr, name=link_name(ctx, "snd"), **fields)
 
 
 def texts(got: list[Delivery]) -> list[str]:
     return [r.text() for r in got]
-
-
-def begin(peer: Peer) -> Session:
-    return begin_session(peer, timeout=WAIT)
-
-
-def session(ctx: Context, **handshake: Any) -> Session:
-    """A new connection of the case with one session."""
-    return begin(ctx.connect(**handshake))
-
-
-def attach(s: Session, name: str, role: bool, *, source: Any, target: Any, handle: int | None = None,
-           wait: bool = True, **fields: Any) -> Link:
-    """Attaches a link in ``role`` with these termini (initial-delivery-count 0 for a sender unless
-    given); with ``wait``, waits for the broker's attach of the same name on its channel of the session."""
-    make = s.sender if role is SENDER else s.receiver
-    return make(name=name, source=source, target=target, handle=handle, wait=wait, **fields)
-
-
-def sending(ctx: Context, s: Session, addr: str | None = None, *, name: str | None = None, wait: bool = True,
-            **fields: Any) -> Link:
-    """A sending link to ``addr`` (a fresh node by default)."""
-    return s.sender(addr or address(ctx), name=name or link_name(ctx, "snd"), wait=wait, **fields)
-
-
-def receiving(ctx: Context, s: Session, addr: str, *, name: str | None = None, credit: int | None = None,
-              wait: bool = True, **fields: Any) -> Link:
-    """A receiving link from ``addr``; grants ``credit`` when given."""
-    return s.receiver(addr, name=name or link_name(ctx, "rcv"), credit=credit, wait=wait, **fields)
-
-
-def detach(link: Link, *, closed: bool | None = True, error: Any = None) -> None:
-    link.detach(closed=closed, error=error)
-
-
-def put(ctx: Context, addr: str, *bodies: str | Message | bytes) -> None:
-    """The node at ``addr`` holds ``bodies`` when this returns (framework ``publish``)."""
-    publish(ctx, addr, *bodies)
-
-
-def covers(disposition: Any, delivery_id: int) -> bool:
-    first = int(disposition.first)
-    last = first if disposition.last is None else int(disposition.last)
-    return first <= delivery_id <= last
 
 
 def outcome_for(obs: Observation, channel: int, delivery_id: int) -> list[Any]:
@@ -90,22 +33,11 @@ def outcome_for(obs: Observation, channel: int, delivery_id: int) -> list[Any]:
     return [f.performative for f in obs.performatives("disposition", channel) if covers(f.performative, delivery_id)]
 
 
-def ends(s: Session) -> Callable[[Any], bool]:
-    """Stop predicate: the session ends or the connection closes."""
-    return lambda f: performative_name(f) == "close" or (performative_name(f) == "end" and f.channel == s.remote)
-
-
 def settled_outcome(s: Session, delivery_id: int) -> Callable[[Any], bool]:
     """Stop predicate: a settled disposition covering ``delivery_id``, or the session's end."""
     stop = ends(s)
     return lambda f: stop(f) or (performative_name(f) == "disposition" and f.channel == s.remote
                                  and bool(f.performative.settled) and covers(f.performative, delivery_id))
-
-
-def ends_or_attach(s: Session, name: str) -> Callable[[Any], bool]:
-    """Stop predicate: the session ends, the connection closes, or the broker attaches ``name``."""
-    stop = ends(s)
-    return lambda f: stop(f) or (performative_name(f) == "attach" and str(f.performative.name) == name)
 
 
 @dataclass
@@ -169,19 +101,12 @@ def await_answer(s: Session, name: str, window: float = WAIT, *, wait_detach: bo
     return ans
 
 
-def fresh_sender_marker(ctx: Context, s: Session) -> str:
-    """Attaches a fresh sending link on ``s`` without waiting: its answer shows the session went on."""
-    name = link_name(ctx, "marker")
-    s.sender(address(ctx, "mark"), name=name, wait=False)
-    return name
-
-
 def provoke_link_error(ctx: Context, s: Session) -> tuple[Link, Observation]:
     """The one link error the text makes a broker raise on demand: a message larger than the max-message-size
     of its attach (2.7.3: message-size-exceeded). Attaches a sending link and, when the broker's attach
     announces a max-message-size, sends a message one data section larger than it; returns the link and the
     observation up to the broker's detach (or end/close). Skips when the broker announces no limit."""
-    link = sending(ctx, s)
+    link = fresh_sender(ctx, s)
     limit = int(link.remote.max_message_size or 0)
     if not limit:
         ctx.skip("the broker announces no max-message-size on its receiving link endpoint: no link error can be "

@@ -20,7 +20,7 @@ from amqpspec.wire.amqp10.composite import show
 
 from ._common import WAIT, link_name
 from ._addressing import as_values
-from ._links import ends_or_attach
+from ._sessions import ends_or_attach
 
 
 @case("amqp10/0.2/coordinator-attach-answered",

@@ -36,6 +36,7 @@ from amqpspec.wire.amqp10 import (
 from amqpspec.wire.amqp10.composite import Composite, DescribedBase, coerce, show
 
 from ._common import REACTION_WINDOW, WAIT, address, link_name
+from ._connection import mark_opened, to_header
 
 DECODE_ERROR = "amqp:decode-error"
 INVALID_FIELD = "amqp:invalid-field"
@@ -112,7 +113,8 @@ class Exchange:
         remote = self.wait("open answered", "open", 0)
         if remote is None:
             return False
-        opened(peer, remote.performative)
+        mark_opened(peer, remote.performative, MAX_FRAME)
+        peer.reader.max_frame_size = MAX_FRAME
         s = session_of(peer, 0)   # the layer counts from here: its frames are built, the transform applied
         peer.reserve_channel(0)
         self.send(s.begin_frame())
@@ -160,16 +162,6 @@ class Exchange:
     def describe(self) -> str:
         done = ", ".join(self.steps) or "nothing"
         return f"completed: {done}" + (f"; failed at {self.failure}" if self.failure else "")
-
-
-def opened(peer: Peer, remote: spec.Open) -> None:
-    """Marks a peer whose open we wrote by hand as open (what Peer.open records)."""
-    peer.opened.remote_open = remote
-    peer.opened.max_frame_size = min(MAX_FRAME, int(remote.value_of("max-frame-size")))
-    peer.opened.channel_max = int(remote.value_of("channel-max"))
-    peer.reader.max_frame_size = MAX_FRAME
-    peer.opened.opened = True
-    peer.stage = "open"
 
 
 def deep(value: Any, fn: Transform) -> Any:
@@ -332,13 +324,7 @@ def _refusal_checks(ctx: Context, obs: Observation, guideline: str) -> None:
 
 
 def _open_with(ctx: Context, open_perf: Any) -> Peer:
-    peer = ctx.connect(handshake=False)
-    if ctx.target.credentials_given:
-        outcome = peer.sasl()
-        if int(getattr(outcome, "code", 1) or 0) != 0:
-            ctx.skip(f"SASL authentication failed: {show(outcome)}")
-    peer.send(ProtocolHeader.amqp())
-    peer.expect_header()
+    peer = to_header(ctx)
     peer.send(AMQPFrame(0, open_perf))
     return peer
 

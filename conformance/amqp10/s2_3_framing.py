@@ -29,13 +29,13 @@ from amqpspec.wire.amqp10 import (
     AMQP_HEADER, AMQPFrame, EmptyFrame, Message, ProtocolHeader, RawFrame, Symbol, spec,
 )
 
-from ._common import REACTION_WINDOW, WAIT, address, link_name
+from ._common import MIN_MAX_FRAME_SIZE, REACTION_WINDOW, WAIT, address, link_name
+from ._connection import FRAMING_ERROR
+from ._links import fresh_sender
 
-FRAMING_ERROR = str(spec.AmqpConnectionError.FRAMING_ERROR)
 FRAMING_ERROR_TEXT = "amqp:connection:framing-error: A valid frame header cannot be formed from the incoming byte stream."
 DOFF_TEXT = ("Byte 4 of the frame header is the data offset. This gives the position of the body within the frame. "
              "(Frame Body: SIZE - DOFF * 4 bytes)")
-MIN_MAX_FRAME_SIZE = 512
 LARGEST_SENT = 1 << 20     # the largest frame a case sends whole (a broker limit above it is not exercised)
 
 
@@ -81,11 +81,6 @@ def transfer_of_size(snd: Sender, size: int) -> AMQPFrame:
     t = spec.Transfer(handle=snd.handle, delivery_id=s.take_delivery_id(), delivery_tag=b"amqpspec", message_format=0,
                       settled=True)
     return exact_size(lambda n: AMQPFrame(s.channel, t, Message(body=b"x" * n).encode()), size)
-
-
-def sending(ctx: Context, peer: Peer) -> Sender:
-    """A session and a sending link to a fresh node on ``peer``."""
-    return begin(peer, timeout=5.0).sender(address(ctx), name=link_name(ctx, "snd"))
 
 
 def open_after_security(ctx: Context, peer: Peer) -> None:
@@ -262,7 +257,7 @@ def max_frame_size_exceeded_after_open(ctx: Context) -> None:
     amqp:connection:framing-error. Skipped when the broker sets no limit (or one above 1 MiB)."""
     peer = ctx.connect()
     limit = broker_max_frame_size(ctx, peer)
-    peer.send(transfer_of_size(sending(ctx, peer), limit + 1))
+    peer.send(transfer_of_size(fresh_sender(ctx, begin(peer, timeout=5.0)), limit + 1))
     ctx.check(react(peer), ConnectionError(FRAMING_ERROR))
 
 
@@ -276,7 +271,7 @@ def max_frame_size_at_limit_accepted(ctx: Context) -> None:
     stays open (liveness probe answered; warning otherwise). Skipped without a limit up to 1 MiB."""
     peer = ctx.connect()
     limit = broker_max_frame_size(ctx, peer)
-    peer.send(transfer_of_size(sending(ctx, peer), limit))
+    peer.send(transfer_of_size(fresh_sender(ctx, begin(peer, timeout=5.0)), limit))
     ctx.check(react(peer), StaysOpen())
 
 

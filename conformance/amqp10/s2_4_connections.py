@@ -23,11 +23,11 @@ from amqpspec.peer.session10 import begin_frame
 from amqpspec.verify10 import ConnectionError, StaysOpen
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, ProtocolHeader, describe, spec
 
-from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, STATE_ERRORS, WAIT
+from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, STATE_ERRORS, WAIT, record_error_condition
 from ._connection import (
     AFTER_CLOSE, CLOSE_FIRST, CLOSE_LAST, CLOSE_RESPONSE_TEXT, EMPTY_ON_0_TEXT, LONGEST_IDLE, OPEN_FIRST,
     STATE_TABLE_TEXT, close_discipline, first_frame_open, frames_of, is_close, keepalive_period, mark_opened, merge,
-    now, observe_alive, provoke_framing_error, record_condition, recv_times, remote_idle, to_header, watch,
+    now, observe_alive, provoke_framing_error, recv_times, remote_idle, to_header, watch,
 )
 
 # ---------------------------------------------------------------------------------------- 2.4.1 opening
@@ -46,7 +46,8 @@ def begin_before_open(ctx: Context) -> None:
     close_discipline(ctx, obs)
     ctx.check(obs, ConnectionError(), what="the broker closes the connection with an error", clauses=(),
               level=Level.SHOULD, guideline=STATE_TABLE_TEXT)
-    record_condition(ctx, obs, STATE_ERRORS, STATE_ERROR_TEXT)
+    record_error_condition(ctx, obs, "close", STATE_ERRORS, STATE_ERROR_TEXT,
+                           what=f"the close carries {' or '.join(STATE_ERRORS)}")
 
 
 @case("amqp10/2.4.1/close-before-open", title="a close before open: the broker's first frame is still an open, "

@@ -18,14 +18,13 @@ from typing import Any, Callable
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import WINDOW, Observation, error_condition, performative_name
-from amqpspec.peer.session10 import Receiver, Sender, Session, begin, begin_frame, publish
+from amqpspec.peer.session10 import SEQ, Receiver, Sender, Session, begin, begin_frame, publish
 from amqpspec.verify10 import ConnectionError, SessionError, StaysOpen
 from amqpspec.wire.amqp10 import AMQPFrame, Message, describe, spec
 
-from ._common import REACTION_WINDOW, WAIT, address
+from ._common import REACTION_WINDOW, WAIT, address, record_error_condition
 from ._sessions import (
-    SERIAL, UNATTACHED, UNMAPPED_TEXT, begin_session, end_session, ends_or, marker, named_attach, record_condition,
-    unattached_flow, unmapped_reaction,
+    UNATTACHED, UNMAPPED_TEXT, ends_or_attach, marker_link, named_attach, unattached_flow, unmapped_reaction,
 )
 
 UNATTACHED_TEXT = ("amqp:session:unattached-handle: A frame (other than attach) was received referencing a handle "
@@ -42,12 +41,12 @@ def link_on_one_session_only(ctx: Context) -> None:
     second session of the connection. Passes when the broker detaches one of the two attachments (a
     refused second attach, or the first one detached as stolen); fails when both stay attached."""
     peer = ctx.connect()
-    a, b = begin_session(peer), begin_session(peer)
+    a, b = begin(peer), begin(peer)
     addr = address(ctx)
     name = f"link-{uuid.uuid4().hex[:8]}"
     a.sender(addr, name=name)
     b.sender(addr, name=name, wait=False)
-    stop_marker = marker(ctx, peer, b, handle=1)
+    stop_marker = marker_link(ctx, b, handle=1)
     obs = peer.observe(REACTION_WINDOW, stop=lambda f: performative_name(f) in ("detach", "close", "end")
                        or named_attach(f, stop_marker))
     if any(named_attach(f, stop_marker) for f in obs.performatives("attach")):
@@ -97,9 +96,9 @@ def lowest_unused_channel(ctx: Context) -> None:
     if top < 4:
         ctx.skip(f"the broker's channel-max {top} leaves no room to choose channels")
     ours = ctx.rng.sample(range(4, top + 1), 3)
-    sessions = [begin_session(peer, ch) for ch in ours]
-    end_session(peer, sessions[1])
-    again = begin_session(peer, ctx.rng.choice([c for c in range(1, 4)]))
+    sessions = [begin(peer, ch) for ch in ours]
+    sessions[1].end()
+    again = begin(peer, ctx.rng.choice([c for c in range(1, 4)]))
     used = [s.remote for s in sessions] + [again.remote]
     ctx.record(used == [0, 1, 2, 1], expected="broker channels 0, 1, 2, then 1 after the session on 1 ended",
                observed=f"broker channels {used} for our channels {ours + [again.ch]}")
@@ -114,10 +113,10 @@ def outgoing_channel_within_our_channel_max(ctx: Context) -> None:
     channel above 1: it answers two begins and may refuse the third in any way (a close -- a
     framing-error when 2 is outside its own range -- or no answer); fails on any frame on channel > 1."""
     peer = ctx.connect(channel_max=1)
-    first = begin_session(peer, 0)
-    begin_session(peer, 1)
+    first = begin(peer, 0)
+    begin(peer, 1)
     peer.send(begin_frame(2))
-    name = marker(ctx, peer, first, handle=0)
+    name = marker_link(ctx, first, handle=0)
     high = lambda f: (isinstance(f, AMQPFrame) and f.channel > 1) or performative_name(f) == "close"  # noqa: E731
     obs = peer.observe(WAIT, stop=lambda f: high(f) or named_attach(f, name))
     if obs.end == "stopped" and not high(obs.received[-1]):
@@ -134,7 +133,7 @@ def end_answered_with_end(ctx: Context) -> None:
     """Begins a session and ends it. Passes when the broker answers with an end on the channel it began
     the session on, without closing the connection."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     peer.send(AMQPFrame(s.ch, spec.End()))
     obs = peer.observe(WAIT, stop=lambda f: performative_name(f) in ("end", "close"))
     ok = bool(obs.performatives("end", s.remote)) and obs.close is None and not obs.closed
@@ -148,7 +147,7 @@ def end_with_error_answered(ctx: Context) -> None:
     with an end on its channel of the session (what it does with the connection afterwards is not
     checked here)."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     peer.send(AMQPFrame(s.ch, spec.End(error=spec.Error(condition=spec.AmqpError.INTERNAL_ERROR,
                                                          description="amqpspec ends this session with an error"))))
     obs = peer.observe(WAIT, stop=lambda f: performative_name(f) in ("end", "close"))
@@ -165,7 +164,7 @@ def channel_reusable_after_end(ctx: Context) -> None:
     on the same channel and attaches another link with handle 0. Passes when the new begin and the new
     attach are answered (the old session and its handle are gone) and nothing ends with an error."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     s.sender(address(ctx), name=f"first-{uuid.uuid4().hex[:8]}")
     s.end()
     again = begin(peer, s.ch, wait=False)   # a new session endpoint on the same channel, numbers afresh
@@ -187,8 +186,8 @@ def flow_after_end(ctx: Context) -> None:
     more. Passes when the broker closes the connection with an error; a guideline check prefers
     amqp:illegal-state or amqp:not-allowed."""
     peer = ctx.connect()
-    s = begin_session(peer)
-    end_session(peer, s)
+    s = begin(peer)
+    s.end()
     unmapped_reaction(ctx, peer, s.flow_frame(next_incoming_id=0), "flow on an ended session")
 
 
@@ -203,9 +202,9 @@ def simultaneous_end(ctx: Context) -> None:
     session's channel, keeps the connection open, and a new session begins on the same channel.
     Skipped when the broker does not end the session itself (nothing crosses then)."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     peer.send(unattached_flow(s), s.end_frame())
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s))
+    obs = peer.observe(REACTION_WINDOW, stop=ends_or_attach(s))
     ends = obs.performatives("end", s.remote)
     if obs.close is not None or obs.closed:
         ctx.skip(f"the broker closed the connection instead of ending the session: {obs.describe()}")
@@ -229,11 +228,11 @@ def handle_in_use(ctx: Context) -> None:
     (2.7.3 says "an immediate close carrying a handle-in-use session-error"; 2.5.4 an END); fails when
     it attaches the second link."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     first = s.sender(address(ctx), name=f"snd-{uuid.uuid4().hex[:8]}")
     name = f"second-{uuid.uuid4().hex[:8]}"
     s.sender(address(ctx), name=name, handle=first.handle, wait=False)
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
+    obs = peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, name))
     cond = str(spec.SessionError.HANDLE_IN_USE)
     ctx.check(obs, SessionError(cond, channel=s.remote) | ConnectionError(cond))
 
@@ -242,13 +241,13 @@ def _unattached_frame(ctx: Context, frame: Callable[[Session], AMQPFrame], what:
     """A frame (other than attach) on an unattached handle: the session ends with an error (2.5.4, MUST),
     preferably amqp:session:unattached-handle (its definition, a guideline)."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     peer.send(frame(s))
-    name = marker(ctx, peer, s, handle=0)
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
+    name = marker_link(ctx, s, handle=0)
+    obs = peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, name))
     ctx.check(obs, SessionError(channel=s.remote), what=f"{what}: the session ends with an error")
-    record_condition(ctx, obs, "end", (str(spec.SessionError.UNATTACHED_HANDLE),), UNATTACHED_TEXT,
-                     what=f"{what}: error condition", channel=s.remote)
+    record_error_condition(ctx, obs, "end", (str(spec.SessionError.UNATTACHED_HANDLE),), UNATTACHED_TEXT,
+                           what=f"{what}: error condition", channel=s.remote)
 
 
 @case("amqp10/2.5.4/unattached-handle-transfer", title="a transfer on an unattached handle ends the session with an error",
@@ -280,11 +279,11 @@ def discard_until_end(ctx: Context) -> None:
     nothing more on the session and no close (the frames are silently discarded), and, once our end is
     sent, answers a new begin on that channel. Skipped when the broker does not end the session."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     addr = address(ctx)
     peer.send(unattached_flow(s))
-    early = marker(ctx, peer, s, handle=0)
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, early))
+    early = marker_link(ctx, s, handle=0)
+    obs = peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, early))
     ends = obs.performatives("end", s.remote)
     if not ends or not error_condition(ends[0].performative):
         ctx.skip(f"the broker did not end the session with an error (see amqp10/2.7.4/unattached-handle): "
@@ -330,7 +329,7 @@ def attach_on_unbegun_channel(ctx: Context) -> None:
     Passes when the broker closes the connection with an error; a guideline check prefers
     amqp:illegal-state or amqp:not-allowed."""
     peer = ctx.connect()
-    s = begin_session(peer, 0)
+    s = begin(peer, 0)
     peer.reserve_channel(s.ch + 1)
     nowhere = Sender(Session(peer, s.ch + 1), f"nowhere-{uuid.uuid4().hex[:8]}", 0)   # a session never begun
     frame = nowhere.attach_frame(source=spec.Source(), target=spec.Target(address=address(ctx)))
@@ -374,7 +373,7 @@ def incoming_window_counts_frames(ctx: Context) -> None:
     and intact."""
     peer = ctx.connect(max_frame_size=512)
     addr, payload = _queue_large_message(ctx, 5000)
-    s = begin_session(peer, incoming_window=2)
+    s = begin(peer, incoming_window=2)
     rcv = s.receiver(addr, name=f"rcv-{uuid.uuid4().hex[:8]}")
     rcv.grant(10)
     held = peer.observe(1.5, stop=_last_transfer(s.remote))
@@ -383,7 +382,7 @@ def incoming_window_counts_frames(ctx: Context) -> None:
                observed=f"{len(first)} transfer frame(s) of the 5000-octet message: {held.describe()}",
                what="transfer frames within the incoming-window")
     s.incoming_window = WINDOW
-    peer.send(s.flow_frame(next_incoming_id=(s.remote_next_outgoing_id + len(first)) % SERIAL))
+    peer.send(s.flow_frame(next_incoming_id=(s.remote_next_outgoing_id + len(first)) % SEQ))
     rest = peer.observe(REACTION_WINDOW, stop=_last_transfer(s.remote)) if not first or first[-1].performative.more \
         else Observation()
     frames = first + _transfers(rest, s.remote)
@@ -401,7 +400,7 @@ def _session_state(ctx: Context, s: Session, empty: Receiver, next_outgoing_id: 
     within the wait is returned; skips when none comes."""
     peer, attach = s.peer, empty.remote
     peer.send(empty.grant_frame(5, delivery_count=int(attach.initial_delivery_count or 0), drain=True, echo=True,
-                                next_incoming_id=(s.remote_next_outgoing_id + received) % SERIAL,
+                                next_incoming_id=(s.remote_next_outgoing_id + received) % SEQ,
                                 next_outgoing_id=next_outgoing_id))
     obs = peer.observe(WAIT, stop=lambda f: (performative_name(f) == "flow" and f.channel == s.remote
                                              and _for_handle(attach)(f)) or performative_name(f) in ("close", "end"))
@@ -428,7 +427,7 @@ def next_outgoing_id_counts_frames(ctx: Context) -> None:
     next-outgoing-id is the one of the broker's begin plus the number of transfer frames received."""
     peer = ctx.connect(max_frame_size=512)
     addr, payload = _queue_large_message(ctx, 3000)
-    s = begin_session(peer)
+    s = begin(peer)
     empty = s.receiver(address(ctx), name=f"rcv-{uuid.uuid4().hex[:8]}")
     rcv = s.receiver(addr, name=f"rcv-{uuid.uuid4().hex[:8]}")
     rcv.grant(1)
@@ -437,7 +436,7 @@ def next_outgoing_id_counts_frames(ctx: Context) -> None:
     if not frames or frames[-1].performative.more:
         ctx.skip(f"the message did not arrive: {obs.describe()}")
     flow = _session_state(ctx, s, empty, 0, len(frames))
-    want = (s.remote_next_outgoing_id + len(frames)) % SERIAL
+    want = (s.remote_next_outgoing_id + len(frames)) % SEQ
     got = int(flow.next_outgoing_id)
     ctx.record(got == want, expected=f"next-outgoing-id {want} (begin's {s.remote_next_outgoing_id} + "
                f"{len(frames)} transfer frames)", observed=describe(AMQPFrame(s.remote, flow)))
@@ -451,15 +450,15 @@ def next_incoming_id_follows_our_transfers(ctx: Context) -> None:
     2^32-2, 2^32-1, 0, 1), then drains an empty receiving link on the same session, our flow carrying
     next-outgoing-id 2. Passes when the broker's flow in answer carries next-incoming-id 2."""
     peer = ctx.connect()
-    start = SERIAL - 2
-    s = begin_session(peer, next_outgoing_id=start)
+    start = SEQ - 2
+    s = begin(peer, next_outgoing_id=start)
     empty = s.receiver(address(ctx), name=f"rcv-{uuid.uuid4().hex[:8]}")
     snd = s.sender(address(ctx), name=f"snd-{uuid.uuid4().hex[:8]}")
     snd.wait_credit(WAIT)
     body = bytes(ctx.rng.getrandbits(8) for _ in range(1200))
     frames = snd.transfer_frames(Message(body=body), settled=True, tag=b"wrap", delivery_id=start, max_frame_size=400)
     peer.send(*frames)
-    next_id = (start + len(frames)) % SERIAL
+    next_id = (start + len(frames)) % SEQ
     flow = _session_state(ctx, s, empty, next_id, 0)
     got = flow.next_incoming_id
     ctx.record(got is not None and int(got) == next_id,
@@ -479,7 +478,7 @@ def exceeding_incoming_window(ctx: Context) -> None:
     we are still within the window the broker announced is a failure of the same (guideline) level: the
     window defines what it "can currently receive". Skipped when the window is too large to use up."""
     peer = ctx.connect()
-    s = begin_session(peer)
+    s = begin(peer)
     window = int(s.begin.incoming_window)
     if window > 100_000:
         ctx.skip(f"the broker's incoming-window {window} is too large to use up in a case")
@@ -519,8 +518,8 @@ def exceeding_incoming_window(ctx: Context) -> None:
     else:
         ctx.skip(f"the broker kept widening its incoming-window ({sent} frames sent)")
     peer.send(frame(sent))
-    name = marker(ctx, peer, s, handle=h + 1)
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
+    name = marker_link(ctx, s, handle=h + 1)
+    obs = peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, name))
     ctx.check(obs, SessionError(str(spec.SessionError.WINDOW_VIOLATION), channel=s.remote) | StaysOpenOrAttached(name),
               what=f"transfer frame {sent + 1} with an incoming-window of {limit}")
 

@@ -17,11 +17,12 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
-from amqpspec.peer.session10 import begin, fetch, publish
+from amqpspec.peer.session10 import begin, fetch, message_octets, publish
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
 from ._common import WAIT, address, link_name, tag, token
-from ._links import ends, ends_or_attach, fresh_sender_marker, outcome_for, payload, settled_outcome, texts
+from ._links import outcome_for, settled_outcome, texts
+from ._sessions import ends, ends_or_attach, marker_link
 
 OUTCOMES = (spec.Accepted, spec.Rejected, spec.Released, spec.Modified)
 SMALL_FRAME = 512               # spec.MIN_MAX_FRAME_SIZE: every peer accepts frames this large
@@ -198,12 +199,12 @@ def aborted_discarded(ctx: Context) -> None:
     addr = address(ctx)
     s = begin(ctx.connect())
     link = s.sender(addr, name=link_name(ctx, "snd"))
-    data = payload(token(ctx, "aborted"))
+    data = message_octets(token(ctx, "aborted"))
     did = s.take_delivery_id(frames=2)   # the two frames below: the delivery's first, then its abort
     s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=did, delivery_tag=tag(ctx),
                                               message_format=0, more=True), data[: len(data) // 2]),
                 AMQPFrame(s.ch, spec.Transfer(handle=link.handle, aborted=True)))
-    mark = fresh_sender_marker(ctx, s)
+    mark = marker_link(ctx, s)
     obs = s.peer.observe(WAIT, stop=ends_or_attach(s, mark))
     ctx.record(no_error(obs, s), expected="no end, close or link error", observed=obs.describe(),
                what="an aborted delivery is taken without error", clauses=("amqp10:2.6.14/4",))

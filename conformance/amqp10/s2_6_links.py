@@ -19,7 +19,8 @@ from amqpspec.verify10 import SessionError
 from amqpspec.wire.amqp10 import show, spec
 
 from ._common import REACTION_WINDOW, WAIT, address, link_name, token
-from ._links import await_answer, ends, link_error_detach, provoke_link_error
+from ._links import await_answer, link_error_detach, provoke_link_error
+from ._sessions import ends
 
 SENDER = spec.Role.SENDER
 RECEIVER = spec.Role.RECEIVER

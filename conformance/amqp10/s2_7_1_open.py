@@ -24,13 +24,14 @@ from amqpspec.peer.session10 import begin, begin_frame, publish
 from amqpspec.verify10 import ConnectionError, StaysOpen
 from amqpspec.wire.amqp10 import AMQPFrame, Symbol, describe, spec
 
-from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, WAIT, address, link_name
+from ._common import (
+    MIN_MAX_FRAME_SIZE, REACTION_WINDOW, STATE_ERROR_TEXT, WAIT, address, link_name, record_error_condition,
+)
 from ._connection import (
-    FRAMING_ERROR, OPEN_FIRST, close_discipline, first_frame_open, frames_of,
-    mark_opened, now, open_then, record_condition, to_header, watch,
+    FRAMING_ERROR, OPEN_FIRST, close_discipline, first_frame_open, frames_of, mark_opened, now, open_then, to_header,
+    watch,
 )
 
-MIN_MAX_FRAME_SIZE = 512
 CHANNEL_0_OPEN_TEXT = "The open frame can only be sent on channel 0."
 MANDATORY_TEXT = ("The mandatory attribute of a field description controls whether a null element value is "
                   "permitted in the representation. (open: <field name=\"container-id\" type=\"string\" "
@@ -215,7 +216,8 @@ def no_container_id(ctx: Context) -> None:
     close_discipline(ctx, obs)
     ctx.check(obs, ConnectionError(), what="the open is refused with a connection error", clauses=(),
               level=Level.SHOULD, guideline=MANDATORY_TEXT)
-    record_condition(ctx, obs, INVALID_FIELD_ERRORS, INVALID_FIELD_TEXT)
+    record_error_condition(ctx, obs, "close", INVALID_FIELD_ERRORS, INVALID_FIELD_TEXT,
+                           what=f"the close carries {' or '.join(INVALID_FIELD_ERRORS)}")
 
 
 # ---------------------------------------------------------------------------------------- idle-time-out, locales

@@ -18,10 +18,10 @@ from amqpspec.peer.session10 import begin, begin_frame
 from amqpspec.verify10 import ConnectionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._common import REACTION_WINDOW, WAIT, address, link_name
-from ._sessions import STATE_ERROR_TEXT, STATE_ERRORS, ends_or, record_condition
+from ._common import REACTION_WINDOW, STATE_ERROR_TEXT, STATE_ERRORS, WAIT, address, link_name, record_error_condition
+from ._connection import FRAMING_ERROR
+from ._sessions import ends_or_attach
 
-FRAMING_ERROR = str(spec.AmqpConnectionError.FRAMING_ERROR)
 HANDLE_MAX_DEFAULT = (1 << 32) - 1
 
 
@@ -51,7 +51,7 @@ def handle_above_handle_max(ctx: Context) -> None:
     if top >= HANDLE_MAX_DEFAULT:
         ctx.skip("the broker's handle-max is 4294967295: no handle lies outside its range")
     name = s.sender(address(ctx), name=link_name(ctx, "high"), handle=top + 1, wait=False).name
-    obs = s.peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
+    obs = s.peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, name))
     ctx.check(obs, ConnectionError(FRAMING_ERROR))
 
 
@@ -98,8 +98,9 @@ def begin_on_channel_in_use(ctx: Context) -> None:
               if error_condition(f.performative)]
     ctx.record(bool(errors) and not second, expected=f"end on channel {s.remote} or close, with an error; no second "
                f"begin for channel {s.ch}", observed=obs.describe())
-    record_condition(ctx, obs, "end", STATE_ERRORS, STATE_ERROR_TEXT, what="error condition (end)", channel=s.remote)
-    record_condition(ctx, obs, "close", STATE_ERRORS, STATE_ERROR_TEXT, what="error condition (close)")
+    record_error_condition(ctx, obs, "end", STATE_ERRORS, STATE_ERROR_TEXT, what="error condition (end)",
+                           channel=s.remote)
+    record_error_condition(ctx, obs, "close", STATE_ERRORS, STATE_ERROR_TEXT, what="error condition (close)")
 
 
 INVALID_REMOTE = STATE_ERRORS + (str(spec.AmqpError.INVALID_FIELD),)
@@ -117,6 +118,6 @@ def begin_answering_no_session(ctx: Context) -> None:
     s = begin(ctx.connect(), remote_channel=7, wait=False)
     obs = s.peer.observe(REACTION_WINDOW, probe=True)
     ctx.check(obs, ConnectionError())
-    record_condition(ctx, obs, "close", INVALID_REMOTE,
-                     STATE_ERROR_TEXT + " / amqp:invalid-field: An invalid field was passed in a frame body, and the "
-                     "operation could not proceed.", what="error condition")
+    record_error_condition(ctx, obs, "close", INVALID_REMOTE,
+                           STATE_ERROR_TEXT + " / amqp:invalid-field: An invalid field was passed in a frame body, and "
+                           "the operation could not proceed.", what="error condition")

@@ -19,7 +19,8 @@ from amqpspec.verify10 import LinkError
 from amqpspec.wire.amqp10 import Message, show, spec
 
 from ._common import WAIT, address, link_name, tag, token
-from ._links import await_answer, ends, link_error_detach, provoke_link_error
+from ._links import await_answer, link_error_detach, provoke_link_error
+from ._sessions import ends
 
 G_MAX_MESSAGE_SIZE = ("max-message-size: This field indicates the maximum message size supported by the link endpoint. "
                       "Any attempt to deliver a message larger than this results in a message-size-exceeded link-error.")

@@ -20,10 +20,9 @@ from amqpspec.peer.session10 import Sender, Session, begin, fetch, message_octet
 from amqpspec.verify10 import ConnectionError, LinkError, SessionError
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._common import WAIT, address
-from ._links import (
-    await_answer, ends, ends_or_attach, fresh_sender_marker, link_name, outcome_for, settled_outcome, tag, texts, token,
-)
+from ._common import WAIT, address, link_name, tag, token
+from ._links import await_answer, fresh_sender, outcome_for, settled_outcome, texts
+from ._sessions import ends, ends_or_attach, marker_link
 
 G_RCV_SECOND_ON_FIRST = "If the negotiated link value is first, then it is illegal to set this field to second."
 G_ID_DIFFERS = ("It is an error if the delivery-id on a continuation transfer differs from the delivery-id on the first "
@@ -32,10 +31,6 @@ G_TAG_DIFFERS = ("It is an error if the delivery-tag on a continuation transfer 
                  "first transfer of a delivery.")
 G_FORMAT_DIFFERS = ("It is an error if the message-format on a continuation transfer differs from the message-format "
                     "on the first transfer of a delivery.")
-
-
-def _sender(ctx: Context, s: Session, addr: str, **fields: Any) -> Sender:
-    return s.sender(addr, name=link_name(ctx, "snd"), **fields)
 
 
 def _rcv_mode(link: Sender) -> int:
@@ -57,9 +52,9 @@ def _is_error(ctx: Context, wrong: Callable[[Session, Sender], list[AMQPFrame]],
     """Sends the frames ``wrong`` builds on a sending link, then an attach marker on the session: the broker
     must report an error of some scope (link, session or connection) before it answers the marker."""
     s = begin(ctx.connect())
-    link = _sender(ctx, s, address(ctx), **link_fields)
+    link = fresh_sender(ctx, s, address(ctx), **link_fields)
     s.peer.send(*wrong(s, link))
-    mark = fresh_sender_marker(ctx, s)
+    mark = marker_link(ctx, s)
     stop = ends_or_attach(s, mark)
     obs = s.peer.observe(WAIT, stop=lambda f: stop(f) or (performative_name(f) == "detach" and f.channel == s.remote
                                                           and f.performative.error is not None))
@@ -75,7 +70,7 @@ def rcv_settle_mode_first(ctx: Context) -> None:
     SHOULD: the receiver respects the mode the sender asks for) and the broker, as receiver, settles the
     delivery without waiting for us: a disposition covering it with settled=true (2.7.5, MUST)."""
     s = begin(ctx.connect())
-    link = _sender(ctx, s, address(ctx), rcv_settle_mode=spec.ReceiverSettleMode.FIRST)
+    link = fresh_sender(ctx, s, address(ctx), rcv_settle_mode=spec.ReceiverSettleMode.FIRST)
     ctx.record(_rcv_mode(link) == 0, expected="rcv-settle-mode first (or unset) in the broker's attach",
                observed=f"rcv-settle-mode {_rcv_name(link)}", what="the mode asked for is honoured",
                clauses=("amqp10:2.7.3/6",))
@@ -176,10 +171,10 @@ def _ignored(ctx: Context, what: str, **transfer: Any) -> None:
     connection. Passes when the node's first message is the marker."""
     addr = address(ctx)
     s = begin(ctx.connect())
-    link = _sender(ctx, s, addr)
+    link = fresh_sender(ctx, s, addr)
     ignored = token(ctx, what)
     s.peer.send(*link.transfer_frames(ignored, settled=None, tag=tag(ctx), **transfer))
-    s.peer.observe(WAIT, stop=ends_or_attach(s, fresh_sender_marker(ctx, s)))
+    s.peer.observe(WAIT, stop=ends_or_attach(s, marker_link(ctx, s)))
     marker = token(ctx, "marker")
     publish(ctx, addr, marker)
     got = texts(fetch(ctx, addr, until=marker))
@@ -203,7 +198,7 @@ def aborted_overrides_more(ctx: Context) -> None:
     (2.7.5: the receiver SHOULD ignore more on an aborted transfer)."""
     addr = address(ctx)
     s = begin(ctx.connect())
-    link = _sender(ctx, s, addr)
+    link = fresh_sender(ctx, s, addr)
     aborted = token(ctx, "aborted")
     data = message_octets(aborted)
     s.peer.send(AMQPFrame(s.ch, spec.Transfer(handle=link.handle, delivery_id=s.take_delivery_id(2),

@@ -18,8 +18,9 @@ from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.peer.session10 import Delivery, Receiver, Session, begin, fetch, publish
 from amqpspec.wire.amqp10 import spec
 
-from ._common import WAIT, address
-from ._links import await_answer, ends, ends_or_attach, fresh_sender_marker, link_name, texts, token
+from ._common import WAIT, address, link_name, token
+from ._links import await_answer, texts
+from ._sessions import ends, ends_or_attach, marker_link
 
 
 G_RANGE = ("first: Identifies the lower bound of delivery-ids for the deliveries in this set. / last: Identifies the "
@@ -62,7 +63,7 @@ def _released_range(ctx: Context, n: int, first: int, last: int | None) -> None:
         ctx.skip("the broker's source does not offer the released outcome")
     ids = [int(r.transfer.delivery_id) for r in got]
     link.release(ids[first], None if last is None else ids[last])
-    s.peer.observe(WAIT, stop=ends_or_attach(s, fresh_sender_marker(ctx, s)))
+    s.peer.observe(WAIT, stop=ends_or_attach(s, marker_link(ctx, s)))
     inside = bodies[first:(first if last is None else last) + 1]
     outside = [b for b in bodies if b not in inside]
     again = texts(fetch(ctx, addr, count=n + 1, timeout=1.0))  # our first link still holds the others
@@ -113,7 +114,7 @@ def each_outcome(ctx: Context) -> None:
             continue
         used.append(outcome.NAME)
         link.settle(r, outcome())
-    mark = fresh_sender_marker(ctx, s)
+    mark = marker_link(ctx, s)
     obs = s.peer.observe(WAIT, stop=lambda f: ends_or_attach(s, mark)(f) or (
         performative_name(f) == "detach" and f.channel == s.remote))
     errors = [f for f in obs.performatives(None, s.remote) if performative_name(f) in ("end", "detach")]
@@ -172,7 +173,7 @@ def after_detach(ctx: Context) -> None:
     if obs.performatives("end", s.remote) or any(bool(d.closed) or error_condition(d) for d in theirs):
         ctx.skip(f"the broker closed the link or detached it with an error: {obs.describe()}")
     link.accept(got[0])
-    mark = fresh_sender_marker(ctx, s)
+    mark = marker_link(ctx, s)
     after = s.peer.observe(WAIT, stop=ends_or_attach(s, mark))
     ctx.record(not after.performatives("end", s.remote) and after.close is None,
                expected="the disposition taken without error (the marker attach answered)", observed=after.describe(),

@@ -7,8 +7,6 @@ detaches (2.7.7 SHOULD) are checked where one can be provoked: amqp10/2.7.3/max-
 """
 from __future__ import annotations
 
-from typing import Any
-
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import Observation, error_condition, performative_name
@@ -16,20 +14,15 @@ from amqpspec.peer.session10 import Sender, Session, begin
 from amqpspec.verify10 import SessionError
 from amqpspec.wire.amqp10 import spec
 
-from ._common import REACTION_WINDOW, WAIT, address
-from ._links import ends, ends_or_attach, fresh_sender_marker, link_name
+from ._common import REACTION_WINDOW, WAIT, address, link_name
+from ._links import fresh_sender
+from ._sessions import ends, ends_or_attach, marker_link
 
 G_UNMAPS = "Detach the link endpoint from the session. This unmaps the handle and makes it available for use by other links."
 G_UNATTACHED = ("amqp:session:unattached-handle: A frame (other than attach) was received referencing a handle which is "
                 "not currently in use of an attached link.")
 G_CLOSE_REPLY = ("The partner will destroy the corresponding link endpoint, and reply with its own detach frame with the "
                  "closed flag set to true.")
-
-
-def _sender(ctx: Context, s: Session, addr: str | None = None, **fields: Any) -> Sender:
-    """A sending link to ``addr`` (a fresh node by default)."""
-    addr = addr or address(ctx)
-    return s.sender(addr, name=link_name(ctx, "snd"), **fields)
 
 
 def _detached(s: Session, link: Sender) -> Observation:
@@ -47,7 +40,7 @@ def handle_reusable(ctx: Context) -> None:
     another link (another name) on handle 0. Passes when the broker attaches the new link without an error."""
     s = begin(ctx.connect())
     addr = address(ctx)
-    first = _sender(ctx, s, addr, handle=0)
+    first = fresh_sender(ctx, s, addr, handle=0)
     before = _detached(s, first)
     name = link_name(ctx, "again")
     s.sender(addr, name=name, handle=0, wait=False)
@@ -66,10 +59,10 @@ def transfer_after_detach(ctx: Context) -> None:
     handle and an attach marker. Passes when the broker ends the session with an error (2.5.4, MUST: the
     handle no longer refers to a link); a guideline check prefers amqp:session:unattached-handle."""
     s = begin(ctx.connect())
-    link = _sender(ctx, s)
+    link = fresh_sender(ctx, s)
     _detached(s, link)
     link.send("after the detach")
-    mark = fresh_sender_marker(ctx, s)
+    mark = marker_link(ctx, s)
     obs = s.peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, mark))
     ctx.check(obs, SessionError(channel=s.remote), what="the session ends with an error")
     ends_ = [f.performative for f in obs.performatives("end", s.remote) if error_condition(f.performative)]
@@ -86,7 +79,7 @@ def detach_with_error_answered(ctx: Context) -> None:
     description). Passes when the broker answers with a detach of its handle, closed=true, and keeps the
     session (no end)."""
     s = begin(ctx.connect())
-    link = _sender(ctx, s)
+    link = fresh_sender(ctx, s)
     link.detach(closed=True, error=spec.Error(condition=spec.AmqpError.INTERNAL_ERROR,
                                                description="amqpspec: the application gave up on this link"))
     stop_end = ends(s)

@@ -14,7 +14,7 @@ from amqpspec.peer.session10 import begin
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
 
 from ._common import REACTION_WINDOW
-from ._sessions import UNATTACHED, UNMAPPED_TEXT, ends_or, marker, unmapped_reaction
+from ._sessions import UNATTACHED, UNMAPPED_TEXT, ends_or_attach, marker_link, unmapped_reaction
 
 
 @case("amqp10/2.7.8/error-has-details", title="an end with an error carries details on its cause",
@@ -28,8 +28,8 @@ def error_has_details(ctx: Context) -> None:
     did = s.take_delivery_id()
     peer.send(AMQPFrame(s.ch, spec.Transfer(handle=UNATTACHED, delivery_id=did, delivery_tag=f"t{did}".encode(),
                                             message_format=0, settled=True), Message(body="to nowhere").encode()))
-    name = marker(ctx, peer, s, handle=0)
-    obs = peer.observe(REACTION_WINDOW, stop=ends_or(s, name))
+    name = marker_link(ctx, s, handle=0)
+    obs = peer.observe(REACTION_WINDOW, stop=ends_or_attach(s, name))
     ends = [f.performative for f in obs.performatives("end", s.remote) if error_condition(f.performative)]
     if not ends:
         ctx.skip(f"the broker did not end the session with an error: {obs.describe()}")

@@ -27,8 +27,9 @@ from amqpspec.wire.amqp10 import (
     encode_sections, spec,
 )
 
-from ._common import WAIT, address, link_name
+from ._common import WAIT, link_name
 from ._flow import describe_frames, filled
+from ._links import fresh_sender
 
 G_HEAD_TAIL = ("An annotated message consists of the bare message plus sections for annotation at the head and tail "
                "of the bare message.")
@@ -39,12 +40,6 @@ BARE = ("properties", "application-properties", "data", "amqp-sequence", "amqp-v
 
 
 # ============================================================================ helpers
-
-
-def sending(ctx: Context) -> tuple[Session, Sender]:
-    """A session of a new connection with a sending link to a new queue."""
-    s = begin(ctx.connect())
-    return s, s.sender(address(ctx), name=link_name(ctx, "snd"))
 
 
 def roundtrip(ctx: Context, payloads: list[bytes]) -> tuple[Session, list[Delivery]]:
@@ -90,7 +85,8 @@ def _refused(ctx: Context, payload: bytes, what: str) -> None:
     """Sends one structurally invalid message unsettled; passes when the broker refuses it: rejected
     outcome, or an error closing the link, the session or the connection (the text names no reaction).
     A socket dropped without close is no protocol error and does not pass."""
-    s, snd = sending(ctx)
+    s = begin(ctx.connect())
+    snd = fresh_sender(ctx, s)
     snd.send_within_credit([Payload(payload)])
     snd.wait_outcomes(WAIT)
     s.quiet(0.3)
@@ -266,7 +262,8 @@ def message_annotations_propagated(ctx: Context) -> None:
 
 
 def _annotated(ctx: Context, section: Any) -> tuple[Session, Sender]:
-    s, snd = sending(ctx)
+    s = begin(ctx.connect())
+    snd = fresh_sender(ctx, s)
     snd.send_within_credit([Payload(encode_sections([section, spec.Data(b"annotated")]))])
     snd.wait_outcomes(2 * WAIT)
     s.quiet(0.3)
@@ -423,7 +420,8 @@ def durable_message(ctx: Context) -> None:
     accept it: it SHOULD reject it with precondition-failed (when the source allows rejected), otherwise
     MUST detach the link with that error. Passes when the message is accepted (whether it would survive a
     restart is not checked here), rejected with amqp:precondition-failed, or the link detached with it."""
-    s, snd = sending(ctx)
+    s = begin(ctx.connect())
+    snd = fresh_sender(ctx, s)
     snd.send_within_credit([Message(header=spec.Header(durable=True), body=b"durable")])
     snd.wait_outcomes(WAIT)
     s.quiet(0.2)

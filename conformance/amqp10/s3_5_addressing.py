@@ -22,15 +22,15 @@ from typing import Any
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import Observation
-from amqpspec.peer.session10 import Link, Receiver, Session, begin
-from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, Symbol, spec
+from amqpspec.peer.session10 import Link, Receiver, Sender, Session, begin
+from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, Symbol, describe, spec
 from amqpspec.wire.amqp10.composite import DescribedBase, show
 
 from ._addressing import (
-    ABSENT_WINDOW, as_values, attach_link, describe_arrivals, describe_frame, link_name, read_until, receiver_from,
-    refusal, sender_to, token, transfer_outcome, with_token,
+    ABSENT_WINDOW, as_values, attach_link, describe_arrivals, read_until, receiver_from, refusal, sender_to,
+    transfer_outcome, with_token,
 )
-from ._common import address
+from ._common import address, link_name, token_octets
 
 OUTCOME_DESCRIPTORS = {cls.DESCRIPTOR: cls.NAME for cls in spec.OUTCOMES}    # "amqp:accepted:list" -> "accepted"
 OUTCOME_CODES = {int(cls.CODE): cls.NAME for cls in spec.OUTCOMES}
@@ -45,6 +45,22 @@ def distribution_mode(source: Any) -> str | None:
 
 # ============================================================================ 3.5.2 distribution modes
 
+def _accepted_then_resent(ctx: Context, s: Session, snd: Sender, rcv: Receiver, first: bytes, sentinel: bytes,
+                          link: str) -> int:
+    """Grants ``rcv`` one credit and accepts the message ``first`` when it comes (skips the case when it does
+    not come on the ``link``), then posts ``sentinel`` and grants more; returns how many times ``first`` came
+    again, before the sentinel or within ABSENT_WINDOW after it."""
+    rcv.grant(1)
+    if not read_until(s, lambda: with_token(rcv, first)):
+        ctx.skip(f"the message was not delivered on the {link}: {describe_arrivals(s)}")
+    rcv.accept(with_token(rcv, first)[0])
+    transfer_outcome(snd, sentinel)
+    rcv.grant(5)
+    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
+    read_until(s, lambda: len(with_token(rcv, first)) > 1 or s.error_frames(), ABSENT_WINDOW)
+    return len(with_token(rcv, first)) - 1
+
+
 @case("amqp10/3.5.2/accepted-not-resent", title="a message accepted at the receiver is not sent again on the link",
       clauses=("amqp10:3.5.2/1", "amqp10:3.5.3/11"))
 def accepted_not_resent(ctx: Context) -> None:
@@ -55,31 +71,23 @@ def accepted_not_resent(ctx: Context) -> None:
     s = begin(ctx.connect())
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    first, sentinel = token(ctx, "first"), token(ctx, "sentinel")
+    first, sentinel = token_octets(ctx, "first"), token_octets(ctx, "sentinel")
     if not isinstance(transfer_outcome(snd, first), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
     rcv = receiver_from(ctx, s, spec.Source(address=addr))
     offered = [str(o) for o in as_values(rcv.remote.source.outcomes)]
     if offered and "amqp:accepted:list" not in offered:
         ctx.skip(f"the broker's source does not offer the accepted outcome (outcomes={offered})")
-    rcv.grant(1)
-    if not read_until(s, lambda: with_token(rcv, first)):
-        ctx.skip(f"the message was not delivered on the receiving link: {describe_arrivals(s)}")
-    rcv.accept(with_token(rcv, first)[0])
-    transfer_outcome(snd, sentinel)
-    rcv.grant(5)
-    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
-    read_until(s, lambda: len(with_token(rcv, first)) > 1 or s.error_frames(), ABSENT_WINDOW)
+    again = _accepted_then_resent(ctx, s, snd, rcv, first, sentinel, "receiving link")
     minimal = rcv.remote.source.default_outcome is None and not offered
     if minimal:
         errors = s.error_frames()
         ctx.record(not errors, what="accepted is supported by a source with no outcomes and no default-outcome",
                    expected="no error after the accepted disposition",
-                   observed="; ".join(describe_frame(e) for e in errors) or "no error",
+                   observed="; ".join(describe(e) for e in errors) or "no error",
                    clauses=("amqp10:3.5.3/11",))
     else:
         ctx.note("the broker's source names outcomes or a default-outcome: 3.5.3/11 does not apply")
-    again = len(with_token(rcv, first)) - 1
     seen_sentinel = bool(with_token(rcv, sentinel))
     ctx.record(again == 0, what="the accepted message is not resent", clauses=("amqp10:3.5.2/1",),
                expected="the sentinel, and the accepted message not again",
@@ -98,22 +106,14 @@ def copy_link_no_resend(ctx: Context) -> None:
     s = begin(ctx.connect())
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    first, sentinel = token(ctx, "first"), token(ctx, "sentinel")
+    first, sentinel = token_octets(ctx, "first"), token_octets(ctx, "sentinel")
     if not isinstance(transfer_outcome(snd, first), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
     rcv = receiver_from(ctx, s, spec.Source(address=addr, distribution_mode=Symbol("copy")), "copy")
     if distribution_mode(rcv.remote.source) != "copy":
         ctx.skip(f"the broker's source is not a copy source (distribution-mode="
                  f"{distribution_mode(rcv.remote.source)})")
-    rcv.grant(1)
-    if not read_until(s, lambda: with_token(rcv, first)):
-        ctx.skip(f"the message was not delivered on the copy link: {describe_arrivals(s)}")
-    rcv.accept(with_token(rcv, first)[0])
-    transfer_outcome(snd, sentinel)
-    rcv.grant(5)
-    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
-    read_until(s, lambda: len(with_token(rcv, first)) > 1 or s.error_frames(), ABSENT_WINDOW)
-    again = len(with_token(rcv, first)) - 1
+    again = _accepted_then_resent(ctx, s, snd, rcv, first, sentinel, "copy link")
     ctx.record(again == 0, what="the copy link does not resend the accepted message",
                expected="the sentinel, and the accepted message not again",
                observed=f"accepted message sent again {again} time(s); {describe_arrivals(s)}")
@@ -235,7 +235,7 @@ def default_outcome_applied(ctx: Context) -> None:
     s = begin(ctx.connect())
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    first = token(ctx, "first")
+    first = token_octets(ctx, "first")
     if not isinstance(transfer_outcome(snd, first), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
     rcv = receiver_from(ctx, s, spec.Source(address=addr, default_outcome=spec.Released()))
@@ -258,7 +258,7 @@ def default_outcome_applied(ctx: Context) -> None:
                             f"{describe_arrivals(s)}")
         return
     other = receiver_from(ctx, s, spec.Source(address=addr), "second")
-    sentinel = token(ctx, "sentinel")
+    sentinel = token_octets(ctx, "sentinel")
     transfer_outcome(snd, sentinel)
     other.grant(5)
     read_until(s, lambda: (with_token(other, first) and with_token(other, sentinel)) or s.error_frames())
@@ -422,7 +422,7 @@ def delete_on_close(ctx: Context) -> None:
                  f"(dynamic-node-properties={show(terminus.dynamic_node_properties)})")
     addr = str(terminus.address)
     snd = sender_to(ctx, s, addr)
-    left = token(ctx, "left")
+    left = token_octets(ctx, "left")
     if not isinstance(transfer_outcome(snd, left), spec.Accepted):
         ctx.skip("the broker did not accept a message posted to the dynamic node")
     link.detach(closed=True)

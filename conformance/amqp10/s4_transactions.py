@@ -22,20 +22,20 @@ control link rolls back) are checked at SHOULD level with the text as guideline.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.peer.session10 import Receiver, Sender, Session, begin
-from amqpspec.wire.amqp10 import Message, Symbol, spec
+from amqpspec.wire.amqp10 import Message, Symbol, describe, spec
 from amqpspec.wire.amqp10.composite import show
 
 from ._addressing import (
-    ABSENT_WINDOW, attach_link, await_disposition, describe_arrivals, describe_frame, link_name, read_until,
-    receiver_from, refusal, sender_to, token, transfer, transfer_outcome, with_token,
+    ABSENT_WINDOW, attach_link, await_disposition, describe_arrivals, read_until, receiver_from, refusal, sender_to,
+    transfer, transfer_outcome, with_token,
 )
-from ._common import WAIT, address
+from ._common import WAIT, address, link_name, token_octets
 
 LOCAL = Symbol("amqp:local-transactions")
 DISTRIBUTED = "amqp:distributed-transactions"
@@ -113,7 +113,7 @@ def declared(ctx: Context, control: Control) -> bytes:
     state, others = control.request(spec.Declare())
     if not isinstance(state, spec.Declared) or state.txn_id is None:
         ctx.skip(f"the coordinator did not declare a transaction: outcome {show(state)}; "
-                 + "; ".join(describe_frame(f) for f in others[-3:]))
+                 + "; ".join(describe(f) for f in others[-3:]))
     return bytes(state.txn_id)
 
 
@@ -141,7 +141,7 @@ def declare_answered(ctx: Context) -> None:
         or is_transaction_error(state)
     ctx.record(ok, expected="disposition with declared(txn-id), or rejected with a transaction-error "
                             f"({', '.join(TRANSACTION_ERRORS)})",
-               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe_frame(f) for f in others[-3:])
+               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe(f) for f in others[-3:])
                                                       if state is None else ""))
     if isinstance(state, spec.Declared) and isinstance(state.txn_id, bytes):
         ctx.record(len(state.txn_id) <= 32, what="the txn-id is a transaction-id", level=Level.SHOULD,
@@ -163,7 +163,7 @@ def header_ignored(ctx: Context) -> None:
     state = None if d is None else d.state
     ctx.record(isinstance(state, spec.Declared) or is_transaction_error(state),
                expected="declared (the header and properties sections ignored)",
-               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe_frame(f) for f in others[-3:])
+               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe(f) for f in others[-3:])
                                                       if state is None else ""))
 
 
@@ -196,7 +196,7 @@ def global_id_refused(ctx: Context) -> None:
     state, others = control.request(spec.Declare(global_id=ctx.name("global").encode()))
     ctx.record(is_transaction_error(state),
                expected=f"rejected carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})",
-               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe_frame(f) for f in others[-3:])
+               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe(f) for f in others[-3:])
                                                       if state is None else ""))
 
 
@@ -217,7 +217,7 @@ def global_id_detach(ctx: Context) -> None:
     got = control.detach_error(others)
     ok = got is not None and performative_name(got) == "detach" and error_condition(got.performative) in TRANSACTION_ERRORS
     ctx.record(ok, expected=f"detach of the control link carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})",
-               observed=f"outcome {show(state)}; " + ("; ".join(describe_frame(f) for f in others[-3:]) or "nothing else"))
+               observed=f"outcome {show(state)}; " + ("; ".join(describe(f) for f in others[-3:]) or "nothing else"))
 
 
 # ============================================================================ 4.3 discharging
@@ -233,7 +233,7 @@ def unknown_id_rejected(ctx: Context) -> None:
     control = controller(ctx, s)
     bogus = ctx.rng.getrandbits(64).to_bytes(8, "big")
     state, others = control.request(spec.Discharge(txn_id=bogus, fail=False))
-    observed = f"outcome {show(state)}" + ("; " + "; ".join(describe_frame(f) for f in others[-3:])
+    observed = f"outcome {show(state)}" + ("; " + "; ".join(describe(f) for f in others[-3:])
                                            if state is None else "")
     ctx.record(is_transaction_error(state),
                expected=f"rejected carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})", observed=observed)
@@ -259,7 +259,7 @@ def unknown_id_detach(ctx: Context) -> None:
     got = control.detach_error(others)
     ok = got is not None and performative_name(got) == "detach" and error_condition(got.performative) in TRANSACTION_ERRORS
     ctx.record(ok, expected=f"detach of the control link carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})",
-               observed=f"outcome {show(state)}; " + ("; ".join(describe_frame(f) for f in others[-3:]) or "nothing else"))
+               observed=f"outcome {show(state)}; " + ("; ".join(describe(f) for f in others[-3:]) or "nothing else"))
 
 
 @case("amqp10/4.3/rollback-completes", title="a discharge with fail=true always completes",
@@ -272,7 +272,7 @@ def rollback_completes(ctx: Context) -> None:
     txn = declared(ctx, control)
     state, others = control.request(spec.Discharge(txn_id=txn, fail=True))
     ctx.record(isinstance(state, spec.Accepted), expected="accepted",
-               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe_frame(f) for f in others[-3:])
+               observed=f"outcome {show(state)}" + ("; " + "; ".join(describe(f) for f in others[-3:])
                                                       if state is None else ""))
 
 
@@ -291,7 +291,7 @@ def posting_outcome(ctx: Context) -> None:
     control = controller(ctx, s)
     txn = declared(ctx, control)
     snd = sender_to(ctx, s, address(ctx))
-    posted = transfer(snd, token(ctx, "posted"), state=txn_state(txn))
+    posted = transfer(snd, token_octets(ctx, "posted"), state=txn_state(txn))
     state, others = control.request(spec.Discharge(txn_id=txn, fail=False))
     covering = [f.performative for f in others if performative_name(f) == "disposition" and f.channel == s.remote
                 and f.performative.role is spec.Role.RECEIVER
@@ -320,7 +320,7 @@ def posting_visible_after_commit(ctx: Context) -> None:
     txn = declared(ctx, control)
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    posted, sentinel = token(ctx, "posted"), token(ctx, "sentinel")
+    posted, sentinel = token_octets(ctx, "posted"), token_octets(ctx, "sentinel")
     transfer(snd, posted, state=txn_state(txn))
     transfer_outcome(snd, sentinel)
     rcv = receiver_from(ctx, s, spec.Source(address=addr))
@@ -346,24 +346,33 @@ def posting_rolled_back(ctx: Context) -> None:
     """Declares a transaction, posts message A transactionally to a fresh node, discharges with
     fail=true, then posts a sentinel without transaction: a receiving link gets the sentinel and
     must not get A."""
+    def rollback(control: Control, txn: bytes) -> None:
+        state, _ = control.request(spec.Discharge(txn_id=txn, fail=True))
+        if not isinstance(state, spec.Accepted):
+            ctx.note(f"the rollback was answered with {show(state)}")
+
+    _posting_undone(ctx, rollback, "the rolled-back message")
+
+
+def _posting_undone(ctx: Context, undo: Callable[[Control, bytes], None], what: str) -> None:
+    """Declares a transaction, posts message A transactionally to a fresh node, ends the transaction
+    with ``undo`` (a rollback of some kind), then posts a sentinel without transaction: a receiving
+    link gets the sentinel and must not get A (``what`` names A in the observation)."""
     s = begin(ctx.connect())
     control = controller(ctx, s)
     txn = declared(ctx, control)
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    posted, sentinel = token(ctx, "posted"), token(ctx, "sentinel")
+    posted, sentinel = token_octets(ctx, "posted"), token_octets(ctx, "sentinel")
     transfer(snd, posted, state=txn_state(txn))
-    state, _ = control.request(spec.Discharge(txn_id=txn, fail=True))
-    if not isinstance(state, spec.Accepted):
-        ctx.note(f"the rollback was answered with {show(state)}")
+    undo(control, txn)
     transfer_outcome(snd, sentinel)
     rcv = receiver_from(ctx, s, spec.Source(address=addr))
     rcv.grant(10)
     read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
     read_until(s, lambda: with_token(rcv, posted) or s.error_frames(), ABSENT_WINDOW)
     ctx.record(not with_token(rcv, posted), expected="the sentinel only",
-               observed=f"{len(with_token(rcv, posted))} delivery of the rolled-back message; "
-                        f"{describe_arrivals(s)}")
+               observed=f"{len(with_token(rcv, posted))} delivery of {what}; {describe_arrivals(s)}")
 
 
 @case("amqp10/4.4.1/partial-delivery-discharge",
@@ -378,7 +387,7 @@ def partial_delivery_discharge(ctx: Context) -> None:
     control = controller(ctx, s)
     txn = declared(ctx, control)
     snd = sender_to(ctx, s, address(ctx))
-    transfer(snd, Message(body=token(ctx, "partial") * 8), state=txn_state(txn), more=True)
+    transfer(snd, Message(body=token_octets(ctx, "partial") * 8), state=txn_state(txn), more=True)
     state, others = control.request(spec.Discharge(txn_id=txn, fail=False))
     others += s.peer.observe(0.5 if state is not None else 0.2,
                            stop=lambda f: performative_name(f) in ("detach", "end", "close")).frames()
@@ -386,7 +395,7 @@ def partial_delivery_discharge(ctx: Context) -> None:
     ok = got is not None and error_condition(got.performative) == ROLLBACK
     ctx.record(ok, expected=f"the control link terminated with {ROLLBACK}",
                observed=f"discharge outcome {show(state)}; "
-                        + ("; ".join(describe_frame(f) for f in others[-3:]) or "nothing else"))
+                        + ("; ".join(describe(f) for f in others[-3:]) or "nothing else"))
 
 
 # ============================================================================ 4.4.2 / 4.4.3 retirement and acquisition
@@ -399,7 +408,7 @@ def _acquired(ctx: Context, s: Session, *, default_outcome: Any = None) -> tuple
     """
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    msg = token(ctx, "retired")
+    msg = token_octets(ctx, "retired")
     if not isinstance(transfer_outcome(snd, msg), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
     rcv = receiver_from(ctx, s, spec.Source(address=addr, default_outcome=default_outcome))
@@ -455,7 +464,7 @@ def retirement_commit(ctx: Context) -> None:
         ctx.skip(f"the commit was not accepted (outcome {show(state)})")
     rcv.detach(closed=True)
     snd = sender_to(ctx, s, addr)
-    sentinel = token(ctx, "sentinel")
+    sentinel = token_octets(ctx, "sentinel")
     transfer_outcome(snd, sentinel)
     other = receiver_from(ctx, s, spec.Source(address=addr), "second")
     other.grant(5)
@@ -478,7 +487,7 @@ def transactional_acquisition(ctx: Context) -> None:
     txn = declared(ctx, control)
     addr = address(ctx)
     snd = sender_to(ctx, s, addr)
-    msg = token(ctx, "acquired")
+    msg = token_octets(ctx, "acquired")
     if not isinstance(transfer_outcome(snd, msg), spec.Accepted):
         ctx.skip("the broker did not accept the message posted to the node")
     rcv = receiver_from(ctx, s, spec.Source(address=addr))
@@ -492,7 +501,7 @@ def transactional_acquisition(ctx: Context) -> None:
         observed = f"transfer with state {show(st)}"
     elif detach:
         ok = error_condition(detach[0].performative) == NOT_IMPLEMENTED
-        observed = describe_frame(detach[0])
+        observed = describe(detach[0])
     else:
         ok = False
         observed = f"neither a transfer nor a detach: {describe_arrivals(s)}"
@@ -508,19 +517,5 @@ def control_close_rolls_back(ctx: Context) -> None:
     """Declares a transaction, posts message A transactionally to a fresh node, closes the
     control link (detach closed=true), then posts a sentinel: a receiving link gets the
     sentinel and must not get A."""
-    s = begin(ctx.connect())
-    control = controller(ctx, s)
-    txn = declared(ctx, control)
-    addr = address(ctx)
-    snd = sender_to(ctx, s, addr)
-    posted, sentinel = token(ctx, "posted"), token(ctx, "sentinel")
-    transfer(snd, posted, state=txn_state(txn))
-    control.link.detach(closed=True, wait=True)
-    transfer_outcome(snd, sentinel)
-    rcv = receiver_from(ctx, s, spec.Source(address=addr))
-    rcv.grant(10)
-    read_until(s, lambda: with_token(rcv, sentinel) or s.error_frames())
-    read_until(s, lambda: with_token(rcv, posted) or s.error_frames(), ABSENT_WINDOW)
-    ctx.record(not with_token(rcv, posted), expected="the sentinel only",
-               observed=f"{len(with_token(rcv, posted))} delivery of the message posted in the "
-                        f"transaction; {describe_arrivals(s)}")
+    _posting_undone(ctx, lambda control, _txn: control.link.detach(closed=True, wait=True),
+                    "the message posted in the transaction")

@@ -24,12 +24,11 @@ from amqpspec.wire.amqp10 import (
     AMQP_HEADER, SASL_HEADER, AMQPFrame, Composite, Encoded, ProtocolHeader, SASLFrame, Symbol, describe, spec,
 )
 
-from ._common import REACTION_WINDOW, WAIT
+from ._common import MIN_MAX_FRAME_SIZE, REACTION_WINDOW, WAIT
 from ._handshake import (
     ALTERNATIVE_CLOSE, RefusesWithHeader, check_version_choice, header_of, keeps_reading, send_header,
 )
 
-MIN_MAX_FRAME_SIZE = 512
 AUTH_FAILURE_WINDOW = 10.0   # brokers may delay a failed outcome on purpose (RabbitMQ: about 6 s)
 AUTH_TEXT = "1 Connection authentication failed due to an unspecified problem with the supplied credentials."
 FAILED_TEXT = ("sasl-code: 0 Connection authentication succeeded. 1-4 Connection authentication failed "
