@@ -19,9 +19,6 @@ import pytest
 
 from amqpspec.case import CASE_PACKAGES
 
-PORTING = "1.0 catalog being ported (issue 13)"
-
-
 def package_dir(package: str) -> Path | None:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -76,11 +73,7 @@ def catalog_packages() -> dict[str, set[str]]:
 
 
 def params() -> list:
-    out = []
-    for protocol, packages in CASE_PACKAGES.items():
-        marks = [pytest.mark.xfail(strict=False, reason=PORTING)] if protocol == "1.0" else []
-        out += [pytest.param(package, marks=marks, id=package) for package in packages]
-    return out
+    return [pytest.param(package, id=package) for packages in CASE_PACKAGES.values() for package in packages]
 
 
 @pytest.mark.parametrize("package", params())
