@@ -28,7 +28,7 @@ from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Choices, Composite
 
 #: kinds that replace the frame's octets by others (computed by :func:`rewrite`)
-REWRITE_KINDS = ("code", "flip")
+REWRITE_KINDS = ("code", "flip", "flipall")
 #: kinds the relay carries out on the stream
 STREAM_KINDS = ("drop", "dup", "reorder", "delay", "withhold", "fin", "rst")
 KINDS = REWRITE_KINDS + STREAM_KINDS
@@ -47,6 +47,11 @@ class Mutation:
     index: int    # 0-based index of the broker's unit (header or frame) on that connection
     seed: int = 0
     variant: int = 0  # "flip": which flippable field (in field order; past the last: one by the seed)
+    # "flipall": "flip" of the same bit of the same field in every frame of sort ``sort`` (a method,
+    # a performative) from ``index`` on, on the connection: a broker that is wrong every time, which
+    # a case that asks again until the answer is right (a count that may lag) notices; by sort, not
+    # by index, as the number of such answers may differ from run to run
+    sort: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -67,12 +72,27 @@ def rewrite(kind: str, raw: bytes, protocol: str, seed: int, variant: int = 0) -
         if changed is not None:
             return changed
         return flip_payload_bit(raw, protocol, rng)
-    if kind == "flip":
+    if kind in ("flip", "flipall"):
         changed = flip_field(raw, protocol, rng, variant)
         if changed is not None:
             return changed
         return flip_payload_bit(raw, protocol, rng)
     raise ValueError(f"{kind} is not a rewriting mutation")
+
+
+def sort_of(raw: bytes, protocol: str) -> str:
+    """What kind of unit this is, for "flipall": the 0-9-1 method or frame kind, the 1.0
+    performative or SASL frame name; "" for headers and what does not decode."""
+    if protocol == _P091:
+        got = _decode091(raw)
+        if got is None:
+            return ""
+        frame = got[0]
+        return frame.method.NAME if isinstance(frame, f091.MethodFrame) else frame.kind
+    frame10 = _decode10(raw)
+    if frame10 is None:
+        return ""
+    return str(getattr(frame10.performative, "NAME", ""))
 
 
 def closes(raw: bytes, protocol: str) -> bool:

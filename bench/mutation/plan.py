@@ -7,10 +7,13 @@ verdict, and cheapest to run, come first: a changed reply code or error conditio
 checks the code fails at once), a flipped bit in a field, the connection cut there (FIN, RST),
 then the ones a case only notices by waiting (drop, withhold, delay) and the stream
 disorders (duplicate, reorder). Then the same for every earlier frame. The caller stops at
-the first mutation that flips the verdict, so the order decides the time a pass takes.
+the first mutation that flips the verdict, so the order decides the time a pass takes. A field
+flipped in every frame of the same sort ("flipall") comes early for the latest frames whose
+sort recurs: a case that asks again until the answer is right sees through a one-off flip.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 
 from bench.mutation.mutations import Mutation
@@ -42,6 +45,9 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
     rounds += [("code", c, r.index, 0) for c, r in frames if r.closes]
     rounds += _flips(frames[:1], max_variants)
     rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0)]
+    sorts = collections.Counter(r.sort for _, r in frames if r.sort)
+    rounds += [(kind, c, index, v) for kind, c, index, v in _flips(frames[:3], max_variants, "flipall")
+               if sorts[_sort(frames, c, index)] > 1]
     rounds += _flips(frames[1:3], max_variants)
     rounds += [("drop", c, r.index, 0) for c, r in frames[:2]]
     rounds += [("withhold", *_at(latest), 0), ("dup", *_at(latest), 0)]
@@ -56,14 +62,20 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
         if (kind, conn, index, variant) in seen:
             continue
         seen.add((kind, conn, index, variant))
-        out.append(Mutation(kind, conn, index, mutation_seed(run_seed, case_id, kind, conn, index) + variant, variant))
+        sort = _sort(frames, conn, index) if kind == "flipall" else ""
+        out.append(Mutation(kind, conn, index, mutation_seed(run_seed, case_id, kind, conn, index) + variant, variant,
+                            sort))
         if len(out) >= budget:
             break
     return out
 
 
-def _flips(frames: list[tuple[int, Received]], max_variants: int) -> list[tuple[str, int, int, int]]:
-    return [("flip", c, r.index, v) for c, r in frames for v in range(max(1, min(r.fields, max_variants)))]
+def _flips(frames: list[tuple[int, Received]], max_variants: int, kind: str = "flip") -> list[tuple[str, int, int, int]]:
+    return [(kind, c, r.index, v) for c, r in frames for v in range(max(1, min(r.fields, max_variants)))]
+
+
+def _sort(frames: list[tuple[int, Received]], conn: int, index: int) -> str:
+    return next(r.sort for c, r in frames if c == conn and r.index == index)
 
 
 def _at(frame: tuple[int, object]) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from amqpspec.capture.codec import StreamDecoder
 
-from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_fields, rewrite
+from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_fields, rewrite, sort_of
 
 READ_SIZE = 65536
 
@@ -39,6 +39,7 @@ class Received:
     closes: bool      # carries a reply code / error condition ("code" applies)
     size: int
     fields: int = 0   # fields "flip" can choose from (variants worth trying)
+    sort: str = ""    # method / performative name ("flipall" follows it)
 
 
 @dataclass
@@ -246,8 +247,17 @@ class _Relay:
         if counted and self.log is not None:
             protocol = self.proxy.protocol
             self.log.received.append(Received(index, self.proxy.next_seq(), summary, closes(raw, protocol), len(raw),
-                                              flippable_fields(raw, protocol)))
+                                              flippable_fields(raw, protocol), sort_of(raw, protocol)))
         m = self.mutation
+        if m is not None and m.kind == "flipall":
+            if counted and index >= m.index and not self._cut and sort_of(raw, self.proxy.protocol) == m.sort:
+                new, note = rewrite(m.kind, raw, self.proxy.protocol, m.seed, m.variant)
+                self._out(new)
+                with self.proxy._lock:
+                    self.log.applied.append(f"{m.describe()} at #{index}: {note}")  # type: ignore[union-attr]
+            else:
+                self._out(raw)
+            return
         if m is None or m.index != index or not counted or self._cut:
             self._out(raw)
             return

@@ -58,7 +58,9 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
 def flip_note(o: Outcome) -> str:
     if o.by is None:
         return ""
-    what = "; ".join(o.by.applied) or o.by.mutation.describe() + " (never reached: the case ended before it)"
+    applied = o.by.applied
+    what = "; ".join(applied[:2]) + (f"; ... ({len(applied)} frames in all)" if len(applied) > 2 else "")
+    what = what or o.by.mutation.describe() + " (never reached: the case ended before it)"
     return _cap(f"{what} -> {o.by.verdict}: {o.by.reason}")
 
 
@@ -111,7 +113,7 @@ def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, b
     for o in outcomes:
         if o.status == FLIPPED:
             lines.append(f"{toml_string(o.case)} = {toml_string(flip_note(o))}")
-    lines += ["", "# Cases that failed or warned unmutated: they have shown they can fail.", "[fails_unmutated]"]
+    lines += ["", "# Cases that did not pass unmutated (failed, warning, informational): they have shown they can.", "[fails_unmutated]"]
     for o in outcomes:
         if o.status == "fails-unmutated":
             lines.append(f"{toml_string(o.case)} = {toml_string(o.baseline)}")

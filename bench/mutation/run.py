@@ -7,11 +7,12 @@ Cases run through the framework (``Runner`` with a one-case list, ``jobs=1``), w
 pointing at the proxy and liveness probing off: a probe after a mutated case would only
 measure the proxy.
 
-Flipped: the unmutated run gave ``passed`` (or ``informational``) and a mutated run gave
-``failed``, ``warning`` or ``informational`` (a change to the verdict the case's clauses
-weigh). A change to ``error`` only ("the suite could not decide") is kept apart: it shows the
-case notices the mutation, not that it can fail. A case that failed unmutated has shown that
-it can fail without any mutation.
+Flipped: the unmutated run gave ``passed`` and a mutated run gave ``failed``, ``warning`` or
+``informational`` (the verdict the case's clauses weigh a failed check at). A change to
+``error`` only ("the suite could not decide") is kept apart: it shows the case notices the
+mutation, not that it can fail. A case that did not pass unmutated (failed, warning, or
+informational: a check of a MAY or guideline text that did not pass) has shown that it can
+come out not passed without any mutation.
 """
 from __future__ import annotations
 
@@ -57,8 +58,7 @@ WHY = {
     "tolerant": "accepted every mutated answer tried (other codes, flipped fields, lost, late, reordered, "
                 "duplicated frames)",
 }
-FLIP_VERDICTS = {Verdict.PASSED: (Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL),
-                 Verdict.INFORMATIONAL: (Verdict.FAILED, Verdict.WARNING)}
+FLIP_VERDICTS = (Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL)
 
 
 @dataclass
@@ -130,21 +130,20 @@ def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: s
     judged = proxy.judged_seq
     before = [r for c in log for r in c.received if judged is None or r.seq <= judged]
     out = Outcome(case.id, base.verdict.value, base.reason, frames=len(before))
-    if base.verdict in (Verdict.FAILED, Verdict.WARNING):
-        out.status = FAILS_UNMUTATED
+    if base.verdict in (Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL):
+        out.status = FAILS_UNMUTATED  # informational: a check of a MAY or guideline text did not pass
     elif base.verdict is Verdict.SKIPPED:
         out.status = SKIPPED
     elif base.verdict is Verdict.ERROR:
         out.status = ERROR_UNMUTATED
     else:
-        flips_to = FLIP_VERDICTS[base.verdict]
         mutations = plan(case.id, log, budget, seed, judged_seq=judged)
         out.exhausted = len(mutations) < budget
         for m in mutations:
             r = run_case_once(target, case, proxy, m, protocol, seed)
             tried = Tried(m, proxy.applied(), r.verdict.value, r.reason)
             out.tried.append(tried)
-            if r.verdict in flips_to:
+            if r.verdict in FLIP_VERDICTS:
                 out.status, out.by = FLIPPED, tried
                 break
             if r.verdict is Verdict.ERROR and out.by is None:

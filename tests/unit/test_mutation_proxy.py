@@ -162,6 +162,16 @@ def test_flip_changes_one_bit_of_one_field(server) -> None:
         assert len(old) == len(new) and sum(bin(a ^ b).count("1") for a, b in zip(old.encode(), new.encode())) == 1
 
 
+def test_flipall_flips_the_same_field_in_every_later_frame_of_the_same_sort(server) -> None:
+    srv = server(scripted([START, DECLARE_OK, CLOSE_404, DECLARE_OK]))
+    data, _, proxy = through(srv, mut.Mutation("flipall", 1, 1, seed=3, variant=1, sort="queue.declare-ok"))
+    _, ok1, close, ok2 = frames091(data)
+    assert close.encode() == CLOSE_404
+    assert ok1.method.message_count == ok2.method.message_count != 5
+    assert ok1.method.queue == ok2.method.queue == "q"
+    assert len(proxy.applied()) == 2 and "at #3" in proxy.applied()[1]
+
+
 def test_drop_leaves_one_frame_out(server) -> None:
     srv = server(scripted(SCRIPT))
     data, how, _ = through(srv, mut.Mutation("drop", 1, 1))
