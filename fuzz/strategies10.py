@@ -554,22 +554,26 @@ def frame_overrides(f: Frame, *, channels_: SearchStrategy[int] | None = None) -
     """The frame with its header written wrong, one or more of: a SIZE that lies (below the
     8-octet header, above what follows, 4 GiB), a DOFF below 2 or past the end, an undefined
     type, extended-header octets, another channel."""
-    n = len(f.encode())
-    kinds = st.lists(st.sampled_from(("size", "doff", "type", "extended", "channel")), min_size=1, max_size=2, unique=True)
+    return _overridden_frame(f, len(f.encode()), channels_ if channels_ is not None else channels)
 
-    @st.composite
-    def build(draw: Any) -> Frame:
-        changes: dict[str, Any] = {}
-        for kind in draw(kinds):
-            if kind == "size":
-                changes["size"] = draw(st.one_of(st.integers(0, 7), lying(n)))
-            elif kind == "doff":
-                changes["doff"] = draw(st.one_of(st.integers(0, 1), st.integers(n // 4 + 1, 255), st.integers(0, 255)))
-            elif kind == "type":
-                changes["frame_type"] = draw(st.sampled_from(UNDEFINED_FRAME_TYPES))
-            elif kind == "extended":
-                changes["extended"] = draw(st.binary(min_size=1, max_size=16))
-            else:
-                changes["channel"] = draw(channels_ if channels_ is not None else channels)
-        return dataclasses.replace(f, **changes)
-    return build()
+
+_OVERRIDE_KINDS = st.lists(st.sampled_from(("size", "doff", "type", "extended", "channel")), min_size=1, max_size=2,
+                           unique=True)
+
+
+@st.composite
+def _overridden_frame(draw: Any, f: Frame, n: int, channels_: SearchStrategy[int]) -> Frame:
+    # one composite for every frame (defining one per call cost hypothesis a reflection pass)
+    changes: dict[str, Any] = {}
+    for kind in draw(_OVERRIDE_KINDS):
+        if kind == "size":
+            changes["size"] = draw(st.one_of(st.integers(0, 7), lying(n)))
+        elif kind == "doff":
+            changes["doff"] = draw(st.one_of(st.integers(0, 1), st.integers(n // 4 + 1, 255), st.integers(0, 255)))
+        elif kind == "type":
+            changes["frame_type"] = draw(st.sampled_from(UNDEFINED_FRAME_TYPES))
+        elif kind == "extended":
+            changes["extended"] = draw(st.binary(min_size=1, max_size=16))
+        else:
+            changes["channel"] = draw(channels_)
+    return dataclasses.replace(f, **changes)
