@@ -263,23 +263,13 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, dialec
     transcript = transcript or Transcript()
     pool = POOL.get()
     pool = pool if pool is not None and start in REUSABLE else None
-    held = pool.take(start) if pool is not None else None
-    if held is not None:
-        peer, conn, uses = held
-        peer.link.transcript = transcript
-        peer.link.conn = transcript.new_connection()
-        peer.link.deadline = time.monotonic() + window + 10.0
-        transcript.event(f"connection reused (example {uses + 1} on it), brought back to {start} by the suite")
-    else:
-        uses = 0
-        try:
-            peer = Peer.connect(target, transcript, time.monotonic() + window + 10.0, dialect)
-        except PeerError as exc:
-            raise SetupFailed(str(exc)) from None
+    peer, conn, uses = Connections.lend(start, REUSABLE, transcript, window,
+                                        lambda deadline: Peer.connect(target, transcript, deadline, dialect))
+    reused = conn is not None
     unfinished = False
     kept = False
     try:
-        if held is None:
+        if not reused:
             conn = reach(peer, start)
         octets = stimulus.octets(dialect)
         after, probe_awaits = probes(conn, stimulus, octets)
@@ -291,7 +281,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, dialec
         send(peer, stimulus, credentials(target), after)
         # a broker waiting for the rest of a frame is allowed to: no need to wait the window out
         obs = watch(peer, exp, probe_awaits, min(window, PENDING_WINDOW) if unfinished and exp.may_wait else window)
-        obs.reused = held is not None  # type: ignore[attr-defined]
+        obs.reused = reused  # type: ignore[attr-defined]
         if pool is not None and not unfinished and uses + 1 < MAX_REUSE:
             kept = reset(peer, start, octets, after_octets, obs, dialect, window)
             if kept:
@@ -332,6 +322,27 @@ class Connections:
         if old is not None:
             old[0].close(timeout=POLITE_CLOSE_S)
         self._idle[start] = (peer, conn, uses)
+
+    @staticmethod
+    def lend(start: str, reusable: tuple[str, ...], transcript: Transcript, window: float,
+             connect: Callable[[float], Any]) -> tuple[Any, Any, int]:
+        """The connection an example starts on: the running worker's idle one in ``start`` (see
+        ``POOL``) when the start is ``reusable``, else ``connect(deadline)`` -- (peer, what the
+        pool kept with it or None, earlier uses). Raises SetupFailed when no connection is made."""
+        pool = POOL.get()
+        held = pool.take(start) if pool is not None and start in reusable else None
+        deadline = time.monotonic() + window + 10.0
+        if held is None:
+            try:
+                return connect(deadline), None, 0
+            except (PeerError, OSError) as exc:
+                raise SetupFailed(str(exc)) from None
+        peer, kept, uses = held
+        peer.link.transcript = transcript
+        peer.link.conn = transcript.new_connection()
+        peer.link.deadline = deadline
+        transcript.event(f"connection reused (example {uses + 1} on it), brought back to {start} by the suite")
+        return peer, kept, uses
 
     def close(self) -> None:
         for peer, _conn, _uses in self._idle.values():

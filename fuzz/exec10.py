@@ -349,23 +349,13 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, addres
     transcript = transcript or Transcript()
     pool = POOL.get()
     pool = pool if pool is not None and start in REUSABLE else None
-    held = pool.take(start) if pool is not None else None
-    if held is not None:
-        peer, conn, uses = held
-        peer.link.transcript = transcript
-        peer.link.conn = transcript.new_connection()
-        peer.link.deadline = time.monotonic() + window + 10.0
-        transcript.event(f"connection reused (example {uses + 1} on it), brought back to {start} by the suite")
-    else:
-        uses = 0
-        try:
-            peer = Peer.connect(target, transcript, time.monotonic() + window + 10.0)
-        except (PeerError, OSError) as exc:
-            raise SetupFailed(str(exc)) from None
+    peer, conn, uses = Connections.lend(start, REUSABLE, transcript, window,
+                                        lambda deadline: Peer.connect(target, transcript, deadline))
+    reused = conn is not None
     kept = False
     in_step = True      # the broker answered what it was asked (else a polite close would only wait)
     try:
-        if held is None:
+        if not reused:
             conn = reach(peer, start, address)
         octets = stimulus.octets()
         exp, sessions = expect10.expect_and_state(conn, octets)
@@ -375,7 +365,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, addres
         watched = _window(exp, complete, sent, window)
         short = hang_window is not None and hang_window < watched
         obs = watch(peer, exp, conn, sent, hang_window if short else watched)  # type: ignore[arg-type]
-        obs.reused = held is not None  # type: ignore[attr-defined]
+        obs.reused = reused  # type: ignore[attr-defined]
         obs.quick = short and not obs.probe_ok and not obs.closed and obs.close is None  # type: ignore[attr-defined]
         in_step = bool(obs.probe_ok) or not (sent or exp.awaits)
         if pool is not None and complete and uses + 1 < MAX_REUSE:
