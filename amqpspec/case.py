@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from amqpspec import brokerops
 from amqpspec import clauses as clause_catalog
 from amqpspec.clauses import Level
 from amqpspec.errors import AmqpspecError
@@ -43,6 +44,14 @@ class Skip(Exception):
     """Raised by a case when the feature is not offered or the case does not apply."""
 
 
+NO_RESTART_COMMAND = "needs --restart-command (the clause is about what survives a broker restart)"
+
+
+class RestartFailed(AmqpspecError):
+    """The broker did not serve again after the run's restart command: a case that restarts it
+    cannot decide anything about the broker."""
+
+
 class CaseDefinitionError(AmqpspecError):
     """A case is declared wrongly (bad id, unknown clause, a module that does not import): a
     bug in the catalog, reported as one line like any other error of the suite."""
@@ -62,6 +71,8 @@ class CaseSpec:
     module: str = ""
     level: Level | None = None   # only for cases citing no clause (a lower-case guideline)
     guideline: str = ""          # the non-normative text such a case checks
+    #: the case changes the broker for everyone (it restarts it): run alone, after the others
+    exclusive: bool = False
 
     @property
     def section_title(self) -> str:
@@ -85,8 +96,12 @@ def case(
     timeout: float = 10.0,
     level: Level | None = None,
     guideline: str = "",
+    exclusive: bool = False,
 ) -> Callable[[Callable[["Context"], None]], Callable[["Context"], None]]:
-    """Registers a case. ``id`` is ``<protocol>/<section>/<name>``, e.g. ``amqp091/4.2.3/frame-end-zero``."""
+    """Registers a case. ``id`` is ``<protocol>/<section>/<name>``, e.g. ``amqp091/4.2.3/frame-end-zero``.
+
+    ``exclusive`` cases change the broker for every connection (a restart): the runner runs them
+    one at a time, after the cases that may run side by side."""
 
     def register(func: Callable[["Context"], None]) -> Callable[["Context"], None]:
         m = _ID_RE.match(id)
@@ -104,7 +119,7 @@ def case(
         doc = (func.__doc__ or "").strip()
         runs = _version_guarded(func) if any(known[cid].versions for cid in clauses) else func
         REGISTRY[id] = CaseSpec(id, title, protocol, m.group(2), tuple(clauses), tuple(requires), timeout,
-                                runs, doc, func.__module__, level, guideline)
+                                runs, doc, func.__module__, level, guideline, exclusive)
         return func
 
     return register
@@ -253,6 +268,8 @@ class Context:
     peers: list[Peer] = field(default_factory=list)
     cleanup: list[tuple[str, str]] = field(default_factory=list)
     aborted: bool = False
+    restart_command: str | None = None  # the run's --restart-command, for :meth:`restart_broker`
+    restart_wait: float = 60.0
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -384,6 +401,29 @@ class Context:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+    # -- the broker itself ----------------------------------------------------------------
+    def restart_broker(self) -> str:
+        """Restarts the broker with the run's ``--restart-command`` and waits until it serves
+        again; returns what was done (also kept as a note). For the durability clauses, whose
+        subject is what survives a restart: such a case is declared ``exclusive`` so that no
+        other case runs while the broker is down.
+
+        The case's own connections are closed first (a restart is not a crash with clients
+        attached). Skips the case when the run has no restart command; raises
+        :class:`RestartFailed` (the case then cannot decide: ``error``) when the broker does not
+        serve again.
+        """
+        if not self.restart_command:
+            raise Skip(NO_RESTART_COMMAND)
+        for peer in list(self.peers):
+            peer.close(timeout=0.5)
+        note = brokerops.restart(self.restart_command, self.target, self.spec.protocol,
+                                 max(1.0, min(self.restart_wait, self.remaining() - 5.0)))
+        self.notes.append(str(note))
+        if not note.ok:
+            raise RestartFailed(str(note))
+        return str(note)
 
     def abort(self) -> None:
         """Ends every connection of the case now (the runner's hard deadline)."""

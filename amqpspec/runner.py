@@ -97,8 +97,11 @@ class Runner:
         case that was running. So when a case's liveness probe fails, no new case starts; the
         cases still running finish, and every case that was running then is a suspect, held
         back and sorted out alone (:meth:`_sort_out`) before the run goes on in parallel.
+
+        Exclusive cases (a restart of the broker) would stop the cases beside them: they run
+        after the others, one at a time, with serial semantics.
         """
-        pending = collections.deque(self.cases)
+        pending = collections.deque(c for c in self.cases if not c.exclusive)
         cond = threading.Condition()
         suspects: list[tuple[CaseSpec, Result, str]] = []
         state = {"in_flight": 0, "crash": False}
@@ -145,6 +148,10 @@ class Runner:
                 cond.notify_all()
         for t in threads:
             t.join()
+        for c in self.cases:
+            if c.exclusive:
+                self.on_start(c.id)
+                emit(self.run_case(c))
 
     def _sort_out(self, suspects: list[tuple[CaseSpec, Result, str]], emit: Callable[[Result], None]) -> None:
         """The broker stopped serving while the ``suspects`` ran side by side. Once it serves again
@@ -201,7 +208,8 @@ class Runner:
         started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
         t0 = time.monotonic()
         timeout = self.options.timeout or c.timeout
-        ctx = Context(c, self.target, t0 + timeout, case_seed(self.options.seed, c.id), self.options.run_id)
+        ctx = Context(c, self.target, t0 + timeout, case_seed(self.options.seed, c.id), self.options.run_id,
+                      restart_command=self.options.restart_command, restart_wait=self.options.restart_wait)
         outcome: dict[str, BaseException | None] = {"exc": None}
         missing = [f for f in c.requires if f not in self.target.features()]
         if self._dead_since is not None and self.options.liveness:

@@ -85,3 +85,34 @@ def test_without_a_restart_command_a_parallel_run_against_a_dead_broker_still_en
     assert sum(r.verdict is Verdict.FAILED for r in results) == 1  # the first to see it is blamed
     assert all(r.verdict in (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR) for r in results)
     assert took < 30.0, took
+
+
+def test_an_exclusive_case_runs_alone_after_the_parallel_ones() -> None:
+    """A case that restarts the broker (CaseSpec.exclusive) would stop the cases beside it: it runs
+    when no other case is running, after all of them."""
+    running: set[str] = set()
+    seen_beside: dict[str, set[str]] = {}
+    lock = threading.Lock()
+
+    def body(ctx: Context) -> None:
+        with lock:
+            seen_beside[ctx.spec.id] = set(running)
+            running.add(ctx.spec.id)
+        time.sleep(0.2)
+        with lock:
+            seen_beside[ctx.spec.id] |= running - {ctx.spec.id}
+            running.discard(ctx.spec.id)
+        ctx.record(True, expected="-", observed="-")
+
+    lone = "amqp091/4.2.2/c00"  # first in order: a plain deque would start it at once
+    cases = [CaseSpec(id=f"amqp091/4.2.2/c{i:02d}", title=f"c{i}", protocol="0-9-1", section="4.2.2",
+                      clauses=("amqp091:4.2.2/3",), requires=(), timeout=3.0, func=body,
+                      exclusive=f"amqp091/4.2.2/c{i:02d}" == lone) for i in range(8)]
+    started: list[str] = []
+    with HostileServer(lambda conn: serve(conn, {"product": "fake"})) as server:
+        results = Runner(Target.parse(server.url), cases, RunOptions(seed=1, jobs=4),
+                         on_start=started.append).run()
+    assert all(r.verdict is Verdict.PASSED for r in results) and len(results) == 8
+    assert started[-1] == lone
+    assert seen_beside[lone] == set()
+    assert any(seen_beside[c.id] for c in cases if c.id != lone)  # the others did run side by side
