@@ -49,3 +49,26 @@ def test_priority_arrival_order_skips() -> None:
 def test_priority_levels_of_another_shape_fail(levels) -> None:
     got, why = verdict(PRIORITY, Fake(levels=levels))
     assert got is Verdict.FAILED, why
+
+
+RESUMES = "amqp10/3.4.6/broker-resumes-deliveries"
+IGNORES = "amqp10/3.4.6/broker-ignores-data-it-holds"
+
+
+@pytest.mark.parametrize("case_id", [RESUMES, IGNORES])
+def test_resumption_passes_where_offered_and_skips_where_not(case_id: str) -> None:
+    got, why = verdict(case_id, Fake(recovery=True))
+    assert got is Verdict.PASSED, why
+    got, why = verdict(case_id, Fake())
+    assert got is Verdict.SKIPPED, why
+
+
+@pytest.mark.parametrize("fault", ["no-unsettled", "no-resume-flag", "first-frame-unflagged", "resume-unknown", "bogus"])
+def test_resuming_sender_faults_fail(fault: str) -> None:
+    got, why = verdict(RESUMES, Fake(recovery=True, fault=fault))
+    assert got is Verdict.FAILED, why
+
+
+def test_resuming_receiver_that_keeps_repeated_data_fails() -> None:
+    got, why = verdict(IGNORES, Fake(recovery=True, fault="append"))
+    assert got is Verdict.FAILED, why
