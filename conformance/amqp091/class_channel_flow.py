@@ -10,9 +10,9 @@ queue.declare-ok reports: "consumers can suspend activity (Channel.Flow) in whic
 do not appear in this count".
 
 Not tested here: the server using channel.flow on its own (throttling, basic/03, and
-expected-behaviour: it cannot be provoked from outside without exhausting the broker), and
-how rapidly a peer reacts while sending content (bidirectional: "as rapidly as possible"
-gives no bound to measure).
+expected-behaviour: it cannot be provoked from outside without exhausting the broker). A
+pause sent while the server is sending a content (bidirectional) is in
+class_channel_flow_while_sending.py.
 """
 from __future__ import annotations
 
