@@ -72,3 +72,13 @@ def test_resuming_sender_faults_fail(fault: str) -> None:
 def test_resuming_receiver_that_keeps_repeated_data_fails() -> None:
     got, why = verdict(IGNORES, Fake(recovery=True, fault="append"))
     assert got is Verdict.FAILED, why
+
+
+INCOMPLETE = "amqp10/2.6.13/incomplete-map-reduced-first"
+
+
+def test_incomplete_map_passes_where_offered_skips_where_not_fails_on_new_deliveries() -> None:
+    assert verdict(INCOMPLETE, Fake(recovery=True))[0] is Verdict.PASSED, verdict(INCOMPLETE, Fake(recovery=True))[1]
+    assert verdict(INCOMPLETE, Fake())[0] is Verdict.SKIPPED
+    got, why = verdict(INCOMPLETE, Fake(recovery=True, fault="new-while-incomplete"))
+    assert got is Verdict.FAILED, why
