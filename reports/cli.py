@@ -11,6 +11,7 @@ could be read at all, bad --out, Spark cannot start) with one line on stderr.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -84,18 +85,20 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
     """
     from amqpspec.reports.pipeline.job import run_job
     from amqpspec.reports.pipeline.session import parse_conf
+    from amqpspec.reports.report_progress import StageDisplay
 
     # the lines quote the inputs (broker products, reasons a record was skipped): made safe to show
-    def echo(line: str) -> None:
-        click.echo(safe_line(line), err=True)
-
     def out(line: str) -> None:
         click.echo(safe_line(line))
 
     check_output_dir(out_dir, "--out")  # before Spark starts: a bad path costs no pipeline run
     conf = parse_conf(spark_conf)
-    result = run_job(list(results), out_dir, findings=list(findings), master=spark_master, conf=conf,
-                     strict=strict, log=echo)
+    display = StageDisplay()   # the stages as they run (rich on a terminal, one line each otherwise)
+    try:
+        result = run_job(list(results), out_dir, findings=list(findings), master=spark_master, conf=conf,
+                         strict=strict, log=lambda line: display.note(safe_line(line)), progress=display)
+    finally:
+        display.close()
     _summary(result, out)
     click.echo(f"dataset: {result.dataset_dir}  bundle: {result.bundle_path}"
                + (f"  junit: {len(result.junit_paths)} files in {result.out_dir / 'junit'}" if result.junit_paths else ""))
@@ -107,11 +110,17 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
     if render is None:
         click.echo("HTML renderer not installed (amqpspec.reports.html): wrote the dataset, bundle and JUnit only")
         return
+    t0 = time.monotonic()
+    display.started("write the HTML report")
     try:
-        page = render(result.bundle_path, result.dataset_dir, result.out_dir, progress=echo)
+        page = render(result.bundle_path, result.dataset_dir, result.out_dir,
+                      progress=lambda line: display.note(safe_line(line)))
     except ImportError as exc:   # the renderer's own dependencies (templates engine, ...)
         click.echo(f"HTML report not written: {exc} (the dataset, bundle and JUnit are complete)")
         return
+    finally:
+        display.close()
+    display.finished("write the HTML report", time.monotonic() - t0)
     click.echo(f"report: {page or result.out_dir / 'index.html'}")
 
 

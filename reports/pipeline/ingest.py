@@ -152,6 +152,19 @@ def _add_local(out: Inputs, seen: dict[str, str], path: Path, kind: str) -> None
     out.files.append(InputFile(shown, kind, "file://" + _GLOB_CHARS.sub(r"\\\g<0>", real)))
 
 
+def input_bytes(inputs: Inputs) -> int | None:
+    """The size of the files to read (sizes a local Spark session); None when one is remote."""
+    total = 0
+    for f in inputs.files:
+        if not f.local:
+            return None
+        try:
+            total += os.path.getsize(f.path)
+        except OSError:
+            pass
+    return total
+
+
 # --------------------------------------------------------------------------- schemas
 
 def result_schema():  # -> StructType

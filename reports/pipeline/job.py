@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from amqpspec.secrets import SCRUBBER
 
 from . import aggregates as agg
 from . import dataset as ds
-from . import ingest
+from . import ingest, jvmcache
+from .progress import StageListener, Stages
 from .session import create_session, resolve_master
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,89 +95,113 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             master: str | None = None, conf: Mapping[str, str] | None = None,
             spark: "SparkSession | None" = None, limits: agg.Limits = agg.Limits(),
             junit: bool = True, strict: bool = False,
-            log: Callable[[str], None] = _log_nothing) -> JobResult:
-    """Reads the inputs, writes ``out_dir/dataset``, ``out_dir/bundle.json`` and the JUnit files."""
+            log: Callable[[str], None] = _log_nothing, progress: StageListener | None = None) -> JobResult:
+    """Reads the inputs, writes ``out_dir/dataset``, ``out_dir/bundle.json`` and the JUnit files.
+
+    ``progress`` is told when each stage starts and ends (see ``progress.Stages``).
+    """
     t_start = time.monotonic()
-    timings: dict[str, float] = {}
+    stages = Stages(progress)
     out = Path(out_dir)
     _prepare_out(out)
     inputs = ingest.discover_inputs(results, findings)
     if not inputs.files:
         reasons = "; ".join(f"{b.path}: {b.reason}" for b in inputs.bad[:5]) or "no input given"
         raise UsageError(f"nothing to read: {reasons}")
-    catalog = ds.load_catalog()
 
     own_session = False
-    t0 = time.monotonic()
-    if spark is None:
-        from pyspark.sql import SparkSession
+    with stages.stage("session_s", "start Spark"):
+        # the catalog (every case module imported) is built while the JVM starts
+        catalog_loader = _Background(ds.load_catalog)
+        if spark is None:
+            from pyspark.sql import SparkSession
 
-        # a session already running in this process (a notebook, tests) is used and left running
-        own_session = SparkSession.getActiveSession() is None
-        if own_session:
-            log(f"starting Spark ({resolve_master(master)}) ...")
-        spark = create_session(master, conf)
-    timings["session_s"] = round(time.monotonic() - t0, 2)
+            # a session already running in this process (a notebook, tests) is used and left running
+            own_session = SparkSession.getActiveSession() is None
+            if own_session:
+                log(f"starting Spark ({resolve_master(master)}) ...")
+            spark = create_session(master, conf, input_bytes=ingest.input_bytes(inputs))
+        catalog = catalog_loader.result()
     token = uuid.uuid4().hex[:12]
     staging = out / f".staging-{token}"
     tmp_dataset = out / f".dataset-{token}"
     final_dataset = out / "dataset"
     try:
-        t0 = time.monotonic()
         result_files = inputs.of_kind("results")
         finding_files = inputs.of_kind("findings")
         log(f"reading {len(result_files)} result files and {len(finding_files)} finding files ...")
-        if result_files:
-            staged = ds.stage(ingest.read_results(spark, result_files))
-            staged.write.mode("overwrite").parquet(str(staging / "records"))
-        staged = spark.read.parquet(str(staging / "records")) if result_files else None
-        rows = ds.result_rows(staged, catalog) if staged is not None else None
-        if rows is None:
-            rows = _empty(spark, _rows_schema(spark, catalog))
-        rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
-        if finding_files:
-            parsed_findings = ingest.read_findings(spark, finding_files).cache()
-            ds.finding_rows(parsed_findings).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
-        else:
-            parsed_findings = None
-            _empty(spark, _findings_schema(spark)).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
-        timings["dataset_s"] = round(time.monotonic() - t0, 2)
+        with stages.stage("dataset_s", "read the input, write the dataset"):
+            if result_files:
+                staged = ds.stage(ingest.read_results(spark, result_files))
+                staged.write.mode("overwrite").parquet(str(staging / "records"))
+            staged = spark.read.parquet(str(staging / "records")) if result_files else None
+            rows = ds.result_rows(staged, catalog) if staged is not None else None
+            if rows is None:
+                rows = _empty(spark, _rows_schema(spark, catalog))
+            rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
+            if finding_files:
+                parsed_findings = ingest.read_findings(spark, finding_files).cache()
+                ds.finding_rows(parsed_findings).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
+            else:
+                parsed_findings = None
+                _empty(spark, _findings_schema(spark)).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
 
-        t0 = time.monotonic()
-        bad_df = None
-        if staged is not None:
-            bad_df = ds.bad_lines(staged).withColumn("kind", _lit("results"))
-        if parsed_findings is not None:
-            fb = ds.bad_findings(parsed_findings).withColumn("kind", _lit("findings"))
-            bad_df = fb if bad_df is None else bad_df.unionByName(fb)
-        inputs_section = _inputs_section(inputs, staged, parsed_findings, bad_df, limits)
-        if parsed_findings is not None:
-            parsed_findings.unpersist()
-        timings["validation_report_s"] = round(time.monotonic() - t0, 2)
+        with stages.stage("validation_report_s", "list the skipped input"):
+            bad_df = None
+            if staged is not None:
+                bad_df = ds.bad_lines(staged).withColumn("kind", _lit("results"))
+            if parsed_findings is not None:
+                fb = ds.bad_findings(parsed_findings).withColumn("kind", _lit("findings"))
+                bad_df = fb if bad_df is None else bad_df.unionByName(fb)
+            inputs_section = _inputs_section(inputs, staged, parsed_findings, bad_df, limits)
+            if parsed_findings is not None:
+                parsed_findings.unpersist()
 
         # the dataset is complete: put it in place, then aggregate from it
         _swap_in(tmp_dataset, final_dataset)
-        t0 = time.monotonic()
-        results_df = spark.read.parquet(str(final_dataset / "results"))
-        findings_df = spark.read.parquet(str(final_dataset / "findings"))
-        bundle = _bundle(results_df, findings_df, catalog, limits, inputs_section, spark)
-        timings["aggregates_s"] = round(time.monotonic() - t0, 2)
+        with stages.stage("aggregates_s", "aggregate"):
+            results_df = spark.read.parquet(str(final_dataset / "results"))
+            findings_df = spark.read.parquet(str(final_dataset / "findings"))
+            bundle = _bundle(results_df, findings_df, catalog, limits, inputs_section, spark)
 
-        t0 = time.monotonic()
-        junit_paths = _write_junit(results_df, bundle, out, strict) if junit else []
-        bundle["junit"] = [{"key": k, "run_id": r, "path": p.relative_to(out).as_posix()} for k, r, p in junit_paths]
-        timings["junit_s"] = round(time.monotonic() - t0, 2)
+        with stages.stage("junit_s", "write JUnit"):
+            junit_paths = _write_junit(results_df, bundle, out, strict) if junit else []
+            bundle["junit"] = [{"key": k, "run_id": r, "path": p.relative_to(out).as_posix()}
+                               for k, r, p in junit_paths]
         seconds = round(time.monotonic() - t_start, 2)
         bundle["spark"] = {"master": spark.sparkContext.master, "version": spark.version, "seconds": seconds}
         bundle_path = out / "bundle.json"
-        # ASCII: a broker string with a lone surrogate cannot fail the write, nor a U+2028 split a line
-        _write_atomically(bundle_path, json.dumps(bundle, ensure_ascii=True, indent=1) + "\n")
-        return JobResult(out, bundle_path, final_dataset, [p for _, _, p in junit_paths], bundle, seconds, timings)
+        _write_atomically(bundle_path, json.dumps(bundle, ensure_ascii=False, indent=1) + "\n")
+        return JobResult(out, bundle_path, final_dataset, [p for _, _, p in junit_paths], bundle, seconds,
+                         stages.timings)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(tmp_dataset, ignore_errors=True)
         if own_session:
             spark.stop()
+            jvmcache.finish_pending()
+
+
+class _Background:
+    """One call run in a thread; ``result()`` waits for it and returns or raises what it did."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), name="amqpspec-catalog", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        try:
+            self._value = fn()
+        except BaseException as exc:  # handed to the caller's thread
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _lit(value: str) -> Any:

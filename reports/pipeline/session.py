@@ -28,10 +28,14 @@ from urllib.parse import urlsplit
 
 from amqpspec.errors import UsageError
 
+from . import jvmcache
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+PARTITION_INPUT_BYTES = 64 << 20
+SMALL_INPUT_BYTES = 1 << 30
 APP_NAME = "amqpspec-report"
 
 # Loud enough to see real trouble, quiet enough that a report run prints only its own lines.
@@ -136,13 +140,43 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+def shuffle_partitions(url: str, input_bytes: int | None) -> int | None:
+    """Shuffle partitions for a local master, from the input's size; None leaves Spark's (cluster).
+
+    Spark's 200 cost a task each per shuffle even for one run's few hundred records; after
+    parsing, a result file shrinks to about a tenth (the transcripts are not kept), so one
+    partition per 64 MB of input, at most four per core, keeps each task a useful size.
+    """
+    if not url.startswith("local"):
+        return None
+    most = max(4, 4 * (os.cpu_count() or 1))
+    if input_bytes is None:
+        return most
+    return max(1, min(most, -(-input_bytes // PARTITION_INPUT_BYTES)))
+
+
+def jit_options(url: str, input_bytes: int | None) -> list[str]:
+    """Driver JVM options for a local job on a small input: compile with C1 only, serial GC.
+
+    A report of a few runs is over before C2's optimised code pays for its compilation, which
+    on 2 cores competes with the job for the CPU (measured: half the JVM's CPU time goes away);
+    the parallel collector's threads likewise. Past SMALL_INPUT_BYTES, or on a cluster (the
+    executors do the work there), the JVM's defaults stay.
+    """
+    if not url.startswith("local") or input_bytes is None or input_bytes > SMALL_INPUT_BYTES:
+        return []
+    return ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+
 def create_session(master: str | None = None, conf: Mapping[str, str] | None = None,
-                   app_name: str = APP_NAME) -> "SparkSession":
+                   app_name: str = APP_NAME, input_bytes: int | None = None) -> "SparkSession":
     """Starts (or joins) the SparkSession the job runs in.
 
     ``conf`` entries (``--conf KEY=VALUE``) win over the defaults set here. If a session is
     already active in this process (tests, ``spark-submit``), it is reused as it is: Spark
-    cannot change the master of a running JVM, so ``master`` is then ignored.
+    cannot change the master of a running JVM, so ``master`` is then ignored. ``input_bytes``
+    (the size of the input files, None when unknown) sizes a local session: shuffle
+    partitions and the JIT (see ``shuffle_partitions`` and ``jit_options``).
     """
     _check_runtime()
     from pyspark.sql import SparkSession
@@ -154,32 +188,57 @@ def create_session(master: str | None = None, conf: Mapping[str, str] | None = N
     if is_single_machine(url):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     log4j = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+    driver_java = " ".join([log4j, *jit_options(url, input_bytes)])
     settings: dict[str, str] = {
         "spark.ui.enabled": "false",              # no web UI port to bind, faster start
         "spark.ui.showConsoleProgress": "false",  # the CLI prints its own progress
         "spark.sql.session.timeZone": "UTC",      # result timestamps are UTC; so are the aggregates
         "spark.sql.adaptive.enabled": "true",
-        "spark.driver.extraJavaOptions": log4j,
+        "spark.driver.extraJavaOptions": driver_java,
         "spark.executor.extraJavaOptions": log4j,
     }
+    partitions = shuffle_partitions(url, input_bytes)
+    if partitions is not None:
+        settings["spark.sql.shuffle.partitions"] = str(partitions)
+        if input_bytes is not None:   # a small input: no empty tasks for the tiny literal tables either
+            settings["spark.default.parallelism"] = str(partitions)
     if url.startswith("local"):
-        # one process does everything: a few shuffle partitions per core, not 200
-        settings["spark.sql.shuffle.partitions"] = str(max(4, 4 * (os.cpu_count() or 1)))
         settings["spark.driver.memory"] = os.environ.get("AMQPSPEC_SPARK_DRIVER_MEMORY", "2g")
     if os.environ.get("SPARK_LOCAL_IP") and is_single_machine(url):
         settings["spark.driver.host"] = os.environ["SPARK_LOCAL_IP"]
         settings["spark.driver.bindAddress"] = os.environ["SPARK_LOCAL_IP"]
     settings.update(conf or {})
-    builder = SparkSession.builder.appName(app_name).master(url)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
+    # the class archive is keyed on the options the user's --conf may have replaced
+    archive = jvmcache.driver_options(settings["spark.driver.extraJavaOptions"],
+                                      settings.get("spark.driver.extraClassPath", ""))
     try:
-        session = builder.getOrCreate()
+        session = _build(app_name, url, settings, archive)
     except Exception as exc:  # py4j / JVM start failures: one line, not a Java stack
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"cannot start Spark with master {url}: {first}") from None
     session.sparkContext.setLogLevel(os.environ.get("AMQPSPEC_SPARK_LOG_LEVEL", "ERROR").upper())
     return session
+
+
+def _build(app_name: str, url: str, settings: dict[str, str], archive: list[str]) -> "SparkSession":
+    """The session, with the class archive's options; without them if the JVM refuses them."""
+    from pyspark.sql import SparkSession
+
+    def build(extra: list[str]) -> "SparkSession":
+        builder = SparkSession.builder.appName(app_name).master(url)
+        for key, value in settings.items():
+            if key == "spark.driver.extraJavaOptions" and extra:
+                value = " ".join([value, *extra]).strip()
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
+
+    if not archive:
+        return build([])
+    try:
+        return build(archive)
+    except Exception:
+        jvmcache.forget_pending()
+        return build([])
 
 
 def parse_conf(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:

@@ -221,6 +221,8 @@ def test_cli_report_writes_the_dataset_and_says_what_it_skipped(inputs, tmp_path
     assert "read 24 result records and 0 findings from 1 files" in result.output
     assert f"{inputs['missing']}: file not found (skipped)" in result.output
     assert "garagemq 0.1 (0-9-1): MUST" in result.output
+    for stage in ("start Spark", "read the input, write the dataset", "aggregate", "write JUnit"):
+        assert f"stage: {stage}: " in result.output   # the progress display, one line per stage when piped
     assert (out / "dataset" / "results").is_dir() and (out / "bundle.json").exists()
 
 
