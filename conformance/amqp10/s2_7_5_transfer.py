@@ -223,3 +223,27 @@ def resume_unknown_delivery(ctx: Context) -> None:
     and a tag the broker never saw, then a marker message from another connection. Passes when the node's
     first message is the marker: a resumed delivery not in the receiver's unsettled map MUST be ignored."""
     _ignored(ctx, "resumed", resume=True)
+
+
+@case("amqp10/2.7.5/unset-settled-is-unsettled",
+      title="a multi-frame delivery whose frames all leave settled unset is unsettled: the broker settles it",
+      clauses=("amqp10:2.7.5/7", "amqp10:2.7.5/8"))
+def unset_settled_is_unsettled(ctx: Context) -> None:
+    """Sends a delivery of three transfer frames (max 512 octets a frame) none of which carries the
+    settled field. Unset on the first frame it MUST be taken as false, and on the later frames too
+    since no preceding frame was sent settled: the delivery is unsettled, so the broker (in either
+    receiver settle mode) answers it with a disposition; a broker that took it as settled sends
+    none. (The other half of 2.7.5/8 -- unset after a settled frame means settled -- has nothing the
+    broker must send, so it is not checked.)"""
+    s = begin(ctx.connect())
+    snd = fresh_sender(ctx, s)
+    if snd.wait_credit(WAIT) <= 0:
+        ctx.skip(f"the broker granted no credit (its flows: {snd.flows() or 'none'})")
+    frames = snd.transfer_frames(token(ctx, "unset").encode().ljust(1200, b"."), settled=None, max_frame_size=512)
+    frames = [AMQPFrame(f.channel, f.performative.replace(settled=None), f.payload) for f in frames]
+    s.send_together(frames)
+    got = snd.wait_outcomes(WAIT)
+    did = snd.ids[-1]
+    ctx.record(did in got, expected=f"a disposition for the delivery of {len(frames)} frames without settled "
+                                    "(it is unsettled)",
+               observed=f"disposition state {got[did]}" if did in got else "no disposition for it",)

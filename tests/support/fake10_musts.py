@@ -16,7 +16,7 @@ Faults (``Fake.fault``):
     only the receiver lists resumed), ``new-while-incomplete`` (new deliveries while the
     receiver's map is incomplete);
   * receiving: ``append`` (a resumed delivery's data appended whole, the part already received
-    not ignored).
+    not ignored), ``unset-settled-true`` (a delivery whose settled field is unset taken as settled).
 """
 from __future__ import annotations
 
@@ -259,6 +259,7 @@ class _Connection:
             link.partial.setdefault(tag, bytearray())
             link.current = (tag, skip)
             link.first_id = p.delivery_id                  # type: ignore[attr-defined]
+            link.settled = p.settled                       # type: ignore[attr-defined]
         assert link.current is not None
         tag, skip = link.current
         data = bytes(item.payload)
@@ -272,6 +273,9 @@ class _Connection:
         if p.aborted:
             return
         self.fake.put(link.address, octets)
+        unset_true = self.fake.fault == "unset-settled-true"
+        if link.settled or (link.settled is None and unset_true):   # type: ignore[attr-defined]
+            return                                     # settled by the sender: nothing to answer
         self.send([AMQPFrame(channel, spec.Disposition(role=spec.Role.RECEIVER, first=link.first_id,  # type: ignore[attr-defined]
                                                        settled=True, state=spec.Accepted()))])
 

@@ -82,3 +82,13 @@ def test_incomplete_map_passes_where_offered_skips_where_not_fails_on_new_delive
     assert verdict(INCOMPLETE, Fake())[0] is Verdict.SKIPPED
     got, why = verdict(INCOMPLETE, Fake(recovery=True, fault="new-while-incomplete"))
     assert got is Verdict.FAILED, why
+
+
+UNSET = "amqp10/2.7.5/unset-settled-is-unsettled"
+
+
+def test_unset_settled_taken_as_unsettled_passes_and_as_settled_fails() -> None:
+    got, why = verdict(UNSET, Fake())
+    assert got is Verdict.PASSED, why
+    got, why = verdict(UNSET, Fake(fault="unset-settled-true"))
+    assert got is Verdict.FAILED, why
