@@ -11,17 +11,23 @@ Black-box: we fill a node with the same priorities sent up then down (0..9, then
 any receiver is attached, and read them back. Sending each priority twice, in both directions,
 makes every n give a different order (FIFO included), so the order read back names n -- or
 matches none, which breaks the text.
+
+The header's durable field: "Durable messages MUST NOT be lost even if an intermediary is
+unexpectedly terminated and restarted." AMQP cannot ask for a restart, so that case runs only
+with a ``--restart-command`` (skipped otherwise, saying so) and is ``exclusive``: the runner
+runs it alone, after the others, since the restart ends every connection.
 """
 from __future__ import annotations
 
 import math
 
-from amqpspec.case import Context, case
+from amqpspec.case import NO_RESTART_COMMAND, Context, case
 from amqpspec.peer.session10 import SetupError, fetch, publish
 from amqpspec.wire.amqp10 import Message, UByte, spec
 
-from ._common import address
+from ._common import address, token
 
+RESTART_TIMEOUT = 150.0  # two connections and a broker restart (RabbitMQ takes tens of seconds)
 PRIORITIES = list(range(10)) + list(range(9, -1, -1))   # up, then down: each priority twice
 
 
@@ -69,3 +75,23 @@ def priority_levels(ctx: Context) -> None:
                expected="the order of n distinct levels for some n in 2..10: 0..(5-ceil(n/2)) lowest, "
                         "(4+floor(n/2)).. highest, the priorities between distinct; arrival order within a level",
                observed=f"delivered {shown}" + (f" (n = {matching[0]})" if matching else " (no n gives it)"))
+
+
+@case("amqp10/3.2.1/durable-message-survives-restart",
+      title="a durable message accepted by a node is still there after the broker restarts",
+      clauses=("amqp10:3.2.1/2",), timeout=RESTART_TIMEOUT, exclusive=True)
+def durable_survives_restart(ctx: Context) -> None:
+    """Puts a message with header durable=true into a fresh node (the broker accepts it: the node
+    holds it), restarts the broker with the run's restart command, and reads the node on a new
+    connection: the durable message must come back, body unchanged. Skipped without
+    ``--restart-command``; a broker keeping its messages in memory only fails."""
+    if not ctx.restart_command:
+        ctx.skip(NO_RESTART_COMMAND)
+    addr = address(ctx, "durable")
+    body = token(ctx, "durable")
+    publish(ctx, addr, Message(header=spec.Header(durable=True), body=body.encode()))
+    ctx.restart_broker()
+    got = fetch(ctx, addr, count=1)
+    ctx.record(len(got) == 1 and got[0].text() == body,
+               expected=f"the durable message {body!r} delivered from {addr} after the restart",
+               observed=(f"delivered {got[0].text()!r}" if got else "no message within the wait"))
