@@ -26,8 +26,8 @@ from typing import Any, Callable
 
 from amqpspec.case import Context, case
 from amqpspec.clauses import Level
-from amqpspec.peer.amqp10 import error_condition, performative_name
-from amqpspec.peer.session10 import Receiver, Sender, Session, begin
+from amqpspec.peer.amqp10 import WINDOW, error_condition, performative_name
+from amqpspec.peer.session10 import Receiver, Sender, Session, begin, publish
 from amqpspec.wire.amqp10 import Message, Symbol, describe, spec
 from amqpspec.wire.amqp10.composite import show
 
@@ -35,7 +35,7 @@ from ._addressing import (
     ABSENT_WINDOW, attach_link, await_disposition, describe_arrivals, read_until, receiver_from, refusal, sender_to,
     transfer, transfer_outcome, with_token,
 )
-from ._common import WAIT, address, link_name, token_octets
+from ._common import MIN_MAX_FRAME_SIZE, WAIT, address, link_name, token_octets
 
 LOCAL = Symbol("amqp:local-transactions")
 DISTRIBUTED = "amqp:distributed-transactions"
@@ -507,6 +507,103 @@ def transactional_acquisition(ctx: Context) -> None:
         observed = f"neither a transfer nor a detach: {describe_arrivals(s)}"
     ctx.record(ok, expected=f"the message with transactional-state(txn-id={show(txn)}), or a detach with "
                             f"{NOT_IMPLEMENTED}", observed=observed)
+
+
+def _acquiring(ctx: Context, s: Session, addr: str, txn: bytes, what: str) -> Receiver:
+    """A receiving link from ``addr`` granted one credit with a flow naming ``txn`` (4.4.3); skips the
+    case when the broker detaches it (no transactional acquisition: judged by
+    ``transactional-acquisition``) or sends nothing."""
+    rcv = receiver_from(ctx, s, spec.Source(address=addr), what)
+    rcv.grant(1, properties={Symbol("txn-id"): txn})
+    read_until(s, lambda: rcv.transfers() or s.error_frames() or rcv.remote_detach is not None, REACTION)
+    if not rcv.transfers():
+        ctx.skip(f"the broker does not acquire transactionally: {describe_arrivals(s)}")
+    return rcv
+
+
+def _in_txn(state: Any, txn: bytes) -> bool:
+    return isinstance(state, spec.TransactionalState) and state.txn_id is not None and bytes(state.txn_id) == txn
+
+
+@case("amqp10/4.4.2/retirement-other-transaction",
+      title="an outcome in one transaction for a delivery acquired in another terminates the control link "
+            "with transaction-rollback",
+      clauses=("amqp10:4.4.2/1", "amqp10:4.4.2/2"))
+def retirement_other_transaction(ctx: Context) -> None:
+    """Declares two transactions T1 and T2, has a message transactionally acquired in T1 (a flow
+    naming T1's txn-id; skipped where the broker does not acquire transactionally or the transfer
+    is not associated with T1), then sends a disposition of that delivery with
+    transactional-state(T2, accepted): "the delivery MUST NOT be associated with a different
+    non-discharged transaction than the outcome. If this happens then the control link MUST be
+    terminated with a transaction-rollback error." """
+    s = begin(ctx.connect())
+    control = controller(ctx, s)
+    first, second = declared(ctx, control), declared(ctx, control)
+    if first == second:
+        ctx.skip(f"the coordinator declared the same txn-id twice ({show(first)})")
+    addr = address(ctx)
+    msg = token_octets(ctx, "acquired")
+    publish(ctx, addr, msg)
+    rcv = _acquiring(ctx, s, addr, first, "rcv")
+    got = with_token(rcv, msg)
+    if not got or not _in_txn(got[0].transfer.state, first):
+        ctx.skip("the delivery is not associated with the transaction its flow named: "
+                 + (f"state {show(got[0].transfer.state)}" if got else describe_arrivals(s)))
+    rcv.settle(int(got[0].transfer.delivery_id), txn_state(second, spec.Accepted()), settled=False)
+    obs = s.peer.observe(REACTION, stop=lambda f: control.detach_error([f]) is not None)
+    ended = control.detach_error(obs.frames())
+    ctx.record(ended is not None and error_condition(ended.performative) == ROLLBACK,
+               expected=f"the control link terminated (detach, end or close) with {ROLLBACK}",
+               observed=obs.describe())
+
+
+@case("amqp10/4.4.3/discharge-mid-acquisition",
+      title="a rollback while a transactionally acquired message is partly sent finishes or aborts it first, "
+            "and the acquisition is undone",
+      clauses=("amqp10:4.4.3/3", "amqp10:4.4.3/4"))
+def discharge_mid_acquisition(ctx: Context) -> None:
+    """Opens with max-frame-size 512 (the minimum) and a session incoming-window of 1, so a
+    4 KiB message is sent in many transfer frames and the broker must stop after the first. A
+    fresh node holds the message; a flow naming txn T acquires it; after its first transfer frame
+    (more=true) comes, Discharge(T, fail=true) is sent, then the window is opened. The broker
+    "MUST abort or complete sending the remainder of the message before completing the
+    discharge" (4.4.3/4): the delivery's last frame (more=false, or aborted) comes before the
+    discharge's accepted. And "the fate of the acquisition is fully decided by the discharge"
+    (4.4.3/3): rolled back, the message is not acquired, so a second link gets it."""
+    s = begin(ctx.connect(max_frame_size=MIN_MAX_FRAME_SIZE), incoming_window=1)
+    control = controller(ctx, s)
+    txn = declared(ctx, control)
+    addr = address(ctx)
+    msg = token_octets(ctx, "large")
+    publish(ctx, addr, Message(body=msg * (4096 // len(msg) + 1)))
+    rcv = _acquiring(ctx, s, addr, txn, "rcv")
+    head = rcv.transfers()[0].performative
+    if not head.more:
+        ctx.skip(f"the delivery came whole in one transfer frame ({len(rcv.transfers())} frames): not mid-message")
+    if not _in_txn(head.state, txn):
+        ctx.skip(f"the delivery is not associated with the transaction its flow named: state {show(head.state)}")
+    discharge = control.send(spec.Discharge(txn_id=txn, fail=True))
+    s.incoming_window = WINDOW
+    s.flow()
+    d, others = await_disposition(s, discharge, timeout=REACTION)
+    mine = [f.performative for f in others if performative_name(f) == "transfer" and f.channel == s.remote
+            and int(f.performative.handle) == rcv.remote_handle]
+    finished = [t for t in mine if t.aborted or not t.more]
+    state = None if d is None else d.state
+    ctx.record(isinstance(state, spec.Accepted) and bool(finished), what="the remainder sent or aborted first",
+               expected="the delivery's last transfer frame (more=false) or an aborted one, then the discharge's "
+                        "disposition with accepted",
+               observed=f"{len(mine)} more transfer frames of the delivery before the discharge's outcome "
+                        f"{show(state)}" + (f" (the last: more={finished[-1].more}, aborted={finished[-1].aborted})"
+                                            if finished else "") + f"; {describe_arrivals(s)}")
+    if not isinstance(state, spec.Accepted):
+        return
+    other = receiver_from(ctx, s, spec.Source(address=addr), "second")
+    other.grant(1)
+    read_until(s, lambda: with_token(other, msg) or s.error_frames())
+    ctx.record(bool(with_token(other, msg)), what="the rolled-back acquisition is undone",
+               expected="the message delivered again on a second link after the rollback",
+               observed=f"{len(with_token(other, msg))} delivery on the second link; {describe_arrivals(s)}")
 
 
 # ============================================================================ 4.1 the control link
