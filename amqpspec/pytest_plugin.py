@@ -80,7 +80,7 @@ def _seconds(text: str) -> float:
     from amqpspec.cliutil import parse_seconds
 
     try:
-        return parse_seconds(text, 0.1)
+        return parse_seconds(text, 0.0, low_open=True)  # any finite deadline above zero
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

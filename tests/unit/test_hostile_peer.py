@@ -131,7 +131,7 @@ def test_only_the_case_that_broke_the_broker_is_blamed():
         cases = [_case(harmless), CaseSpec(id="amqp091/4.2.2/second", title="second", protocol="0-9-1",
                                            section="4.2.2", clauses=("amqp091:4.2.2/3",), requires=(), timeout=2.0,
                                            func=harmless)]
-        first, second = Runner(target, cases, RunOptions(seed=1)).run()
+        first, second = Runner(target, cases, RunOptions(seed=1, jobs=1)).run()  # serial: see test_runner_parallel
     assert first.verdict is Verdict.FAILED
     assert second.verdict is Verdict.ERROR and second.reason.startswith("not run:")
 
@@ -149,7 +149,7 @@ def test_the_rest_of_a_run_against_a_deadlocked_broker_ends_within_seconds():
         cases = [CaseSpec(id=f"amqp091/4.2.2/c{i:03d}", title=f"c{i}", protocol="0-9-1", section="4.2.2",
                           clauses=("amqp091:4.2.2/3",), requires=(), timeout=2.0, func=harmless) for i in range(60)]
         t0 = time.monotonic()
-        first, *rest = Runner(target, cases, RunOptions(seed=1)).run()
+        first, *rest = Runner(target, cases, RunOptions(seed=1, jobs=1)).run()  # serial: see test_runner_parallel
         took = time.monotonic() - t0
     assert first.verdict is Verdict.FAILED  # the first probe (two attempts of 3 s) blames it
     assert all(r.verdict is Verdict.ERROR and r.reason.startswith("not run:") for r in rest)
