@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, Message, UInt, spec
-from tests.support.hostile_fuzz10 import _frames, url_10
+from tests.support.hostile_fuzz10 import frames_after_header, url_10
 
 CHUNK = 400        # payload octets per transfer frame (under the 512 octets the cases offer)
 CREDIT = 100
@@ -106,15 +106,7 @@ class _Connection:
             self.conn.sendall(b"".join(f.encode() for f in frames))
 
     def run(self) -> None:
-        self.conn.settimeout(30)
-        head = b""
-        while len(head) < 8:
-            data = self.conn.recv(8 - len(head))
-            if not data:
-                return
-            head += data
-        self.conn.sendall(head)
-        for channel, item in _frames(self.conn):
+        for channel, item in frames_after_header(self.conn):
             if item is None or isinstance(item, Exception):
                 continue
             name, p = performative_name(item), item.performative

@@ -24,7 +24,7 @@ from typing import Any
 
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, Message, Symbol, UInt, spec
-from tests.support.hostile_fuzz10 import _frames, url_10
+from tests.support.hostile_fuzz10 import frames_after_header, url_10
 
 CHUNK = 300     # payload octets per transfer frame: under the 512 octets the case offers
 ROLLBACK = Symbol("amqp:transaction:rollback")
@@ -87,10 +87,7 @@ class _Connection:
             self.after = []
 
     def run(self) -> None:
-        self.conn.settimeout(30)
-        head = self.conn.recv(8)
-        self.conn.sendall(head)
-        for channel, item in _frames(self.conn):
+        for channel, item in frames_after_header(self.conn):
             if item is None or isinstance(item, Exception):
                 continue
             name, p = performative_name(item), item.performative

@@ -13,7 +13,7 @@ from typing import Callable
 
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, spec
-from tests.support.hostile_fuzz10 import _frames, url_10
+from tests.support.hostile_fuzz10 import frames_after_header, url_10
 
 CREDIT = 2
 REACTIONS = ("accept", "detach-limit", "drop", "detach-other", "close")   # the first two are what the text allows
@@ -39,16 +39,8 @@ def excess_broker(reaction: str) -> Callable[[socket.socket], None]:
     assert reaction in REACTIONS, reaction
 
     def run(conn: socket.socket) -> None:
-        conn.settimeout(30)
-        head = b""
-        while len(head) < 8:
-            data = conn.recv(8 - len(head))
-            if not data:
-                return
-            head += data
-        conn.sendall(head)
         received = 0
-        for channel, item in _frames(conn):
+        for channel, item in frames_after_header(conn):
             name = performative_name(item) if item is not None and not isinstance(item, Exception) else None
             perf = getattr(item, "performative", None)
             out: list[AMQPFrame] = []

@@ -51,6 +51,21 @@ def _frames(conn: socket.socket) -> Any:
         yield channel, (decode_body(ftype, channel, body) if body else None)
 
 
+def frames_after_header(conn: socket.socket, answer: bytes | None = None) -> Any:
+    """Reads the client's 8-octet protocol header, answers ``answer`` (by default the header it
+    read), then yields (channel, decoded item or None) per whole frame, as :func:`_frames`;
+    nothing when the client hangs up before its header is whole."""
+    conn.settimeout(30)
+    head = b""
+    while len(head) < 8:
+        data = conn.recv(8 - len(head))
+        if not data:
+            return
+        head += data
+    conn.sendall(head if answer is None else answer)
+    yield from _frames(conn)
+
+
 def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda ch, item: False) -> Callable[[socket.socket], None]:
     """A behaviour for ``HostileServer``: answers open, begin, attach (granting credit to our
     sending links), end and close like a broker; once ``silent_when(channel, item)`` holds for
@@ -58,16 +73,8 @@ def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda c
     def run(conn: socket.socket) -> None:
         with log.lock:
             log.connections += 1
-        conn.settimeout(30)
-        head = b""
-        while len(head) < 8:
-            data = conn.recv(8 - len(head))
-            if not data:
-                return
-            head += data
-        conn.sendall(AMQP_HEADER)
         silent = False
-        for channel, item in _frames(conn):
+        for channel, item in frames_after_header(conn, AMQP_HEADER):
             name = performative_name(item) if item is not None and not isinstance(item, Exception) else None
             with log.lock:
                 log.performatives.append(name or "?")
