@@ -14,8 +14,8 @@ from typing import Any
 from amqpspec.case import Context
 from amqpspec.peer.amqp10 import error_condition
 from amqpspec.peer.base import PeerError
-from amqpspec.peer.session10 import Link, Receiver, Sender, Session, begin
-from amqpspec.wire.amqp10 import describe, spec
+from amqpspec.peer.session10 import Delivery, Link, Receiver, Sender, Session, SetupError, begin, publish
+from amqpspec.wire.amqp10 import Message, describe, spec
 from amqpspec.wire.amqp10.composite import show
 
 from ._common import WAIT, link_name
@@ -58,6 +58,24 @@ def recoverable_sender(ctx: Context, s: Session, address: str) -> Sender:
         ctx.skip(f"the broker refused a target with durable unsettled-state: {exc}")
     offers(ctx, link, link.remote.target if link.remote is not None else None)
     return link
+
+
+def unsettled_deliveries(ctx: Context, address: str, bodies: list[bytes],
+                         take: int | None = None) -> tuple[Session, Receiver, list[Delivery]]:
+    """Fills ``address`` with ``bodies`` and takes the first ``take`` (default: all), unsettled, on a
+    recoverable receiving link of a small-frame session (the state a resumption starts from); skips
+    where the broker offers no recovery or sends them settled."""
+    count = len(bodies) if take is None else take
+    publish(ctx, address, *[Message(body=b) for b in bodies])
+    s = small_session(ctx)
+    rcv = recoverable_receiver(ctx, s, address)
+    rcv.grant(count)
+    got = rcv.wait(count)
+    if len(got) < count:
+        raise SetupError(f"{len(got)} of {count} messages came from {address}")
+    if any(d.transfer.settled for d in got):
+        ctx.skip("the broker sent the deliveries settled: nothing is left to resume")
+    return s, rcv, got
 
 
 def offers(ctx: Context, link: Link, terminus: Any) -> None:

@@ -9,12 +9,10 @@ receiver with an incomplete map (link recovery as in ``_recovery``: skipped wher
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.peer.session10 import SetupError, publish
-from amqpspec.wire.amqp10 import Message
 from amqpspec.wire.amqp10.composite import show
 
 from ._common import address, token_octets
-from ._recovery import recoverable_receiver, resume, small_session, suspend
+from ._recovery import resume, suspend, unsettled_deliveries
 
 
 @case("amqp10/2.6.13/incomplete-map-reduced-first",
@@ -29,15 +27,7 @@ def incomplete_map(ctx: Context) -> None:
     second message and deliver the third."""
     addr = address(ctx, "incomplete")
     bodies = [token_octets(ctx, f"m{i}") for i in range(3)]
-    publish(ctx, addr, *[Message(body=b) for b in bodies])
-    s = small_session(ctx)
-    rcv = recoverable_receiver(ctx, s, addr)
-    rcv.grant(2)
-    got = rcv.wait(2)
-    if len(got) < 2:
-        raise SetupError(f"{len(got)} of 2 messages came from {addr}")
-    if any(d.transfer.settled for d in got):
-        ctx.skip("the broker sent the deliveries settled: nothing is left to resume")
+    s, rcv, got = unsettled_deliveries(ctx, addr, bodies, take=2)
     first = bytes(got[0].transfer.delivery_tag)
     suspend(ctx, rcv)
     mark = len(rcv.received)

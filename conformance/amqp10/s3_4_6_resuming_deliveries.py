@@ -18,12 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.peer.session10 import Delivery, SetupError, fetch, publish
+from amqpspec.peer.session10 import Delivery, SetupError, fetch
 from amqpspec.wire.amqp10 import AMQPFrame, Message, UInt, ULong, spec
 from amqpspec.wire.amqp10.composite import show
 
 from ._common import WAIT, address, tag, token_octets
-from ._recovery import SMALL_FRAME, recoverable_receiver, recoverable_sender, resume, small_session, suspend, their_map
+from ._recovery import (SMALL_FRAME, recoverable_sender, resume, small_session, suspend, their_map,
+                        unsettled_deliveries)
 
 TERMINAL = (spec.Accepted, spec.Rejected, spec.Released, spec.Modified)
 BIG = 3000     # octets of a message body that spans several frames of SMALL_FRAME
@@ -60,15 +61,7 @@ def broker_resumes(ctx: Context) -> None:
     in its map for a delivery we never confirmed. Skipped where the broker offers no recovery."""
     addr = address(ctx, "resume")
     bodies = [token_octets(ctx, "first"), token_octets(ctx, "second").ljust(BIG, b"."), token_octets(ctx, "third")]
-    publish(ctx, addr, *[Message(body=b) for b in bodies])
-    s = small_session(ctx)
-    rcv = recoverable_receiver(ctx, s, addr)
-    rcv.grant(3)
-    got = rcv.wait(3)
-    if len(got) < 3:
-        raise SetupError(f"{len(got)} of 3 messages came from {addr}")
-    if any(d.transfer.settled for d in got):
-        ctx.skip("the broker sent the deliveries settled: nothing is left to resume")
+    s, rcv, got = unsettled_deliveries(ctx, addr, bodies)
     tags = [bytes(d.transfer.delivery_tag) for d in got]
     unknown = tag(ctx)
     suspend(ctx, rcv)
