@@ -99,11 +99,15 @@ class Runner:
         back and sorted out alone (:meth:`_sort_out`) before the run goes on in parallel.
 
         Exclusive cases (a restart of the broker) would stop the cases beside them: they run
-        after the others, one at a time, with serial semantics.
+        after the others, one at a time, with serial semantics. So do the cases that could not
+        be decided beside others (an error: most often an answer that missed its deadline
+        while the broker served many connections at once): their verdict is the one they get
+        alone, with a note saying why they ran again.
         """
         pending = collections.deque(c for c in self.cases if not c.exclusive)
         cond = threading.Condition()
         suspects: list[tuple[CaseSpec, Result, str]] = []
+        undecided: list[tuple[CaseSpec, Result]] = []
         state = {"in_flight": 0, "crash": False}
 
         def worker() -> None:
@@ -128,6 +132,9 @@ class Runner:
                         state["crash"] = True
                         cond.notify_all()
                         continue
+                    if result.verdict is Verdict.ERROR and self._dead_since is None:
+                        undecided.append((c, result))
+                        continue
                 emit(result)
 
         threads = [threading.Thread(target=worker, name=f"case-worker-{i}", daemon=True)
@@ -148,6 +155,12 @@ class Runner:
                 cond.notify_all()
         for t in threads:
             t.join()
+        for c, first in undecided:
+            self.on_start(c.id)
+            r = self.run_case(c)
+            r.evidence.setdefault("notes", []).append(
+                f"run again alone: beside other cases it could not be decided ({cap(first.reason)})")
+            emit(scrub(r))
         for c in self.cases:
             if c.exclusive:
                 self.on_start(c.id)

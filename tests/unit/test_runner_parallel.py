@@ -116,3 +116,35 @@ def test_an_exclusive_case_runs_alone_after_the_parallel_ones() -> None:
     assert started[-1] == lone
     assert seen_beside[lone] == set()
     assert any(seen_beside[c.id] for c in cases if c.id != lone)  # the others did run side by side
+
+
+def test_a_case_undecided_beside_others_runs_again_alone_and_keeps_that_verdict() -> None:
+    """A case that errors while others run beside it (an answer that missed its deadline under load)
+    is run again alone after the parallel cases: its verdict is the serial one, with a note."""
+    running: set[str] = set()
+    lock = threading.Lock()
+    shy = "amqp091/4.2.2/c03"
+
+    def body(ctx: Context) -> None:
+        with lock:
+            running.add(ctx.spec.id)
+        crowded = False
+        for _ in range(10):  # did another case run beside this one?
+            time.sleep(0.05)
+            with lock:
+                crowded = crowded or len(running) > 1
+        with lock:
+            running.discard(ctx.spec.id)
+        if ctx.spec.id == shy and crowded:
+            raise TimeoutError("expected an answer, got nothing before the deadline")
+        ctx.record(True, expected="-", observed="-")
+
+    cases = [CaseSpec(id=f"amqp091/4.2.2/c{i:02d}", title=f"c{i}", protocol="0-9-1", section="4.2.2",
+                      clauses=("amqp091:4.2.2/3",), requires=(), timeout=3.0, func=body) for i in range(8)]
+    with HostileServer(lambda conn: serve(conn, {"product": "fake"})) as server:
+        results = Runner(Target.parse(server.url), cases, RunOptions(seed=1, jobs=4)).run()
+    by_case = {r.case: r for r in results}
+    assert len(results) == 8 and len(by_case) == 8
+    assert all(r.verdict is Verdict.PASSED for r in results), {r.case: r.reason for r in results}
+    notes = by_case[shy].evidence.get("notes", [])
+    assert any("run again alone" in n and "deadline" in n for n in notes), notes
