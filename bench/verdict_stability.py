@@ -5,6 +5,8 @@ Run by hand (not a test):
 
     python -m bench.verdict_stability URL --protocol 0-9-1 --jobs 1 --jobs 8 --runs 3
     python -m bench.verdict_stability URL --protocol 1.0 --runs 5        # default --jobs only
+    python -m bench.verdict_stability amqp://guest:guest@127.0.0.1:5673/ --runs 5 \
+        --restart-command 'python3 -m amqpspec.brokers down garagemq; python3 -m amqpspec.brokers up garagemq'
 
 Each run is ``amqpspec run URL --protocol P [--jobs N] --seed S --json FILE`` in a subprocess
 (the same command a user types; without --jobs the command's own default is measured). A case is
@@ -23,11 +25,15 @@ import time
 from pathlib import Path
 
 
-def run_once(url: str, protocol: str, jobs: int | None, seed: int, out: Path) -> float:
+def run_once(url: str, protocol: str, jobs: int | None, seed: int, out: Path, restart: str | None) -> float:
     cmd = [sys.executable, "-m", "amqpspec.cli", "run", url, "--protocol", protocol, "--seed", str(seed),
            "--json", str(out)]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
+    if restart:
+        # Passed through as the user would: a broker that crashes on a case is restarted and the run goes
+        # on, and the restart cases (exclusive) run instead of being skipped.
+        cmd += ["--restart-command", restart]
     t0 = time.monotonic()
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     wall = time.monotonic() - t0
@@ -49,16 +55,21 @@ def main() -> None:
                                                                "the command's own default)")
     ap.add_argument("--runs", type=int, default=3, help="runs per --jobs value")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--restart-command", metavar="CMD", help="passed to each run (a broker that stops serving "
+                                                               "is restarted; the restart cases run)")
+    ap.add_argument("--keep", metavar="DIR", type=Path, help="keep each run's JSON-lines file in DIR")
     args = ap.parse_args()
     jobs_values: list[int | None] = list(args.jobs) if args.jobs else [None]
     runs: list[tuple[str, dict[str, dict]]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or Path(scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
         for jobs in jobs_values:
             label = "default" if jobs is None else str(jobs)
             walls = []
             for i in range(args.runs):
                 out = Path(tmp) / f"j{label}-{i}.jsonl"
-                walls.append(run_once(args.url, args.protocol, jobs, args.seed, out))
+                walls.append(run_once(args.url, args.protocol, jobs, args.seed, out, args.restart_command))
                 records = read(out)
                 runs.append((f"jobs {label} run {i + 1}", records))
                 counts = collections.Counter(r["verdict"] for r in records.values())
