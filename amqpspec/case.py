@@ -36,6 +36,9 @@ CASE_PACKAGES = {
     "0-9-1": ("amqpspec.conformance.amqp091", "amqpspec.scenarios.amqp091"),
     "1.0": ("amqpspec.conformance.amqp10", "amqpspec.scenarios.amqp10"),
 }
+#: where the client-role cases live (amqpspec plays the broker and judges a client library)
+CLIENT_CASE_PACKAGES = {"0-9-1": ("amqpspec.conformance.client091",), "1.0": ("amqpspec.conformance.client10",)}
+ROLES = ("broker", "client")  # whose conduct a case judges
 EXTENSION_PREFIX = "rabbitmq."  # sections of cases that test vendor extensions, reported apart
 _ID_RE = re.compile(r"^(amqp091|amqp10)/([A-Za-z0-9.\-]+)/([a-z0-9][a-z0-9.\-]*)$")
 
@@ -73,6 +76,8 @@ class CaseSpec:
     guideline: str = ""          # the non-normative text such a case checks
     #: the case changes the broker for everyone (it restarts it): run alone, after the others
     exclusive: bool = False
+    #: whose conduct the case judges: "broker" (``amqpspec run``) or "client" (``amqpspec client``)
+    role: str = "broker"
 
     @property
     def section_title(self) -> str:
@@ -97,6 +102,7 @@ def case(
     level: Level | None = None,
     guideline: str = "",
     exclusive: bool = False,
+    role: str = "broker",
 ) -> Callable[[Callable[["Context"], None]], Callable[["Context"], None]]:
     """Registers a case. ``id`` is ``<protocol>/<section>/<name>``, e.g. ``amqp091/4.2.3/frame-end-zero``.
 
@@ -114,12 +120,14 @@ def case(
                 raise CaseDefinitionError(f"case {id} cites unknown clause {cid!r}")
         if not clauses and (level is None or not guideline):
             raise CaseDefinitionError(f"case {id} cites no clause: give level= and guideline= for the text it checks")
+        if role not in ROLES:
+            raise CaseDefinitionError(f"case {id}: role {role!r} is not one of {', '.join(ROLES)}")
         if id in REGISTRY and inspect_unwrap(REGISTRY[id].func) is not func:
             raise CaseDefinitionError(f"case id {id} is registered twice ({REGISTRY[id].module} and {func.__module__})")
         doc = (func.__doc__ or "").strip()
         runs = _version_guarded(func) if any(known[cid].versions for cid in clauses) else func
         REGISTRY[id] = CaseSpec(id, title, protocol, m.group(2), tuple(clauses), tuple(requires), timeout,
-                                runs, doc, func.__module__, level, guideline, exclusive)
+                                runs, doc, func.__module__, level, guideline, exclusive, role)
         return func
 
     return register
@@ -141,9 +149,9 @@ def inspect_unwrap(func: Callable[..., Any]) -> Callable[..., Any]:
     return getattr(func, "__wrapped__", func)
 
 
-def discover(protocol: str) -> list[CaseSpec]:
-    """Imports every module of the protocol's case packages; returns its cases in id order."""
-    for package_name in CASE_PACKAGES[protocol]:
+def discover(protocol: str, role: str = "broker") -> list[CaseSpec]:
+    """Imports every module of the protocol's case packages of ``role``; returns those cases in id order."""
+    for package_name in (CLIENT_CASE_PACKAGES if role == "client" else CASE_PACKAGES)[protocol]:
         try:
             package = importlib.import_module(package_name)
         except ModuleNotFoundError:
@@ -155,7 +163,8 @@ def discover(protocol: str) -> list[CaseSpec]:
                 raise
             except Exception as exc:  # a broken case module is a catalog bug: say which, do not crash
                 raise CaseDefinitionError(f"case module {info.name} does not load: {type(exc).__name__}: {exc}") from exc
-    return sorted((c for c in REGISTRY.values() if c.protocol == protocol), key=lambda c: _sort_key(c.id))
+    return sorted((c for c in REGISTRY.values() if c.protocol == protocol and c.role == role),
+                  key=lambda c: _sort_key(c.id))
 
 
 def _sort_key(case_id: str) -> tuple[Any, ...]:
