@@ -228,6 +228,8 @@ COMMANDS = (
     ("capture", "amqpspec.capture.cli", "capture"),
     ("report", "amqpspec.reports.cli", "report"),
     ("html", "amqpspec.reports.html.cli", "html_command"),
+    ("client", "amqpspec.cli_client", "client"),
+    ("serve", "amqpspec.cli_client", "serve"),
 )
 
 
