@@ -109,7 +109,12 @@ class Listener:
         left = deadline - time.monotonic()
         if left <= 0:
             raise DeadlineExceeded("no time left to wait for the client's connection")
-        self.sock.settimeout(left)
+        conn, addr = self.accept_socket(left)
+        return ServerPeer.on_socket(conn, addr, transcript, deadline)
+
+    def accept_socket(self, timeout: float | None) -> tuple[socket.socket, Any]:
+        """The next raw connection (None: wait as long as it takes -- the serve mode)."""
+        self.sock.settimeout(timeout)
         try:
             conn, addr = self.sock.accept()
         except (socket.timeout, TimeoutError):
@@ -117,10 +122,11 @@ class Listener:
         except OSError as exc:
             raise PeerError(f"accepting the client's connection failed: {exc.strerror or exc}") from None
         self.accepted += 1
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        link = Link(conn, transcript, deadline)
-        transcript.event(f"accepted a connection from {addr[0]}:{addr[1]}", link.conn)
-        return ServerPeer(link)
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+        return conn, addr
 
     def drain(self) -> int:
         """Closes, unread, every connection waiting in the backlog (left by an earlier case's
@@ -201,6 +207,12 @@ class ServerPeer(StreamPeer):
         self.last_sent = time.monotonic()
         self.close_sent: spec.ConnectionClose | None = None   # we started the closing handshake
         self.close_ok_sent = False
+
+    @classmethod
+    def on_socket(cls, conn: socket.socket, addr: Any, transcript: Transcript, deadline: float) -> "ServerPeer":
+        link = Link(conn, transcript, deadline)
+        transcript.event(f"accepted a connection from {addr[0]}:{addr[1]}", link.conn)
+        return cls(link)
 
     # ------------------------------------------------------------------ sending
     def send(self, *items: Sendable) -> bool:

@@ -1,0 +1,63 @@
+"""The runner of client-role cases: the broker-side Runner, with what differs in this role.
+
+Verdicts, deadlines, transcripts and the result record are the broker runner's. What
+differs: no liveness probe or cleanup of a broker (there is none: we are the broker), one
+case at a time (each case's client connects to the one listening peer, so two cases must
+not wait for a connection at once), results that say which role and library they judge,
+the close verdict told from the client's side, and a replay command for ``amqpspec client``.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from amqpspec.case import CaseSpec, Context
+from amqpspec.client.session import ClientTarget
+from amqpspec.result import Result, clean_record
+from amqpspec.runner import Runner
+
+
+@dataclass
+class ClientResult(Result):
+    """A result record of a client case: the keys of every record, and whose conduct it judges."""
+
+    role: str = "client"
+    driver: str = ""
+    library: str = ""
+    library_version: str = ""
+
+
+class ClientRunner(Runner):
+    def __init__(self, target: ClientTarget, cases: list[CaseSpec], options: Any, **kwargs: Any) -> None:
+        options.liveness = False
+        options.jobs = 1
+        super().__init__(target, cases, options, **kwargs)
+        self.client: ClientTarget = target
+
+    def _cleanup(self, ctx: Context) -> None:  # nothing was declared on any broker
+        return
+
+    def _result(self, c: CaseSpec, ctx: Context, verdict: Any, reason: str, duration: float, started_at: str) -> Result:
+        base = super()._result(c, ctx, verdict, reason, duration, started_at)
+        if base.close.who == "broker":  # close_info names the peer observed: here, the client
+            base.close.who = "client"
+        driver = self.client.driver
+        record = base.to_json()
+        record.update(role="client", driver=driver.name if driver else "external",
+                      library=driver.library if driver else "", library_version=self.client.library_version)
+        cleaned = clean_record(record)
+        out = ClientResult.from_json({**cleaned, "verdict": base.verdict.value})
+        assert isinstance(out, ClientResult)
+        return out
+
+    def replay_command(self, c: CaseSpec) -> str:
+        driver = self.client.driver
+        if driver is None:
+            args = ["amqpspec", "serve", "--protocol", c.protocol, "--case", c.id]
+        elif driver.name == "custom":
+            args = ["amqpspec", "client", "--protocol", c.protocol, "--driver-cmd", shlex.join(driver.command),
+                    "--case", c.id]
+        else:
+            args = ["amqpspec", "client", "--protocol", c.protocol, "--driver", driver.name, "--case", c.id]
+        return shlex.join(args + ["--seed", str(self.options.seed), "-v"])

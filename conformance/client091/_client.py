@@ -1,0 +1,71 @@
+"""What the client cases share: starting a conversation, and checks worded for the client role."""
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from amqpspec.case import Context, Skip
+from amqpspec.client.drivers import DriverOutcome
+from amqpspec.client.session import Play, play
+from amqpspec.peer.amqp091 import Observation
+from amqpspec.peer.base import PeerError
+from amqpspec.verify import Verifier
+from amqpspec.wire.amqp091 import MethodFrame
+
+__all__ = ["Play", "open_conversation", "unmet", "check", "error_closes", "describe_errors", "needs_driver", "after",
+           "methods_after", "QUICK"]
+
+QUICK = 2.0   # seconds to watch for a reaction that should come at once
+
+
+def open_conversation(ctx: Context, workload: str, *, handshake: dict[str, Any] | None = None, **options: Any) -> Play:
+    """Launches ``workload`` and answers the handshake as a correct broker (``handshake``
+    overrides the frames or tuning of :meth:`ServerPeer.handshake`)."""
+    p = play(ctx, workload, **options)
+    p.handshake(**(handshake or {}))
+    return p
+
+
+def check(ctx: Context, obs: Observation, verifier: Verifier, **kwargs: Any) -> bool:
+    """ctx.check, with the observation worded from the broker's chair (it is the client who closed)."""
+    ok = ctx.check(obs, verifier, **kwargs)
+    last = ctx.checks[-1]
+    last.observed = last.observed.replace("by broker", "by the client")
+    return ok
+
+
+def error_closes(obs: Observation) -> list[MethodFrame]:
+    """connection.close or channel.close frames the client sent with a code other than 200."""
+    return [f for f in obs.methods() if f.method.NAME in ("connection.close", "channel.close")
+            and getattr(f.method, "reply_code", 200) != 200]
+
+
+def describe_errors(frames: list[MethodFrame]) -> str:
+    return "; ".join(f.summary() for f in frames) or "no exception"
+
+
+def needs_driver(p: Play) -> DriverOutcome:
+    """The driver's outcome, for a check that reads what the library told its application;
+    skips in the serve mode, where no driver reports."""
+    out = p.finish()
+    if p.driver is None:
+        raise Skip("the check reads the driver's events: run with amqpspec client --driver")
+    return out
+
+
+def after(obs: Observation, pred: Any) -> list[Any]:
+    """What the client sent after the first item matching ``pred``."""
+    for i, item in enumerate(obs.received):
+        if pred(item):
+            return obs.received[i + 1:]
+    return []
+
+
+def methods_after(obs: Observation, name: str, channel: int | None = None) -> list[Any]:
+    return after(obs, lambda f: isinstance(f, MethodFrame) and f.method.NAME == name
+                 and (channel is None or f.channel == channel))
+
+
+def unmet(what: str, obs: Observation) -> NoReturn:
+    """The client never reached the case's starting point (the workload did not do what the
+    case needs): the case cannot decide -- an error, never a verdict on the client."""
+    raise PeerError(f"{what} did not happen; observed {obs.describe()}")
