@@ -25,7 +25,8 @@ from amqpspec.sanitize import cap
 
 EXIT_DONE, EXIT_ERROR, EXIT_UNSUPPORTED = 0, 1, 3
 MAX_EVENTS = 2000            # events kept per run of a driver; more are counted, not kept
-MAX_LINE = 8192              # octets of one stdout line kept
+MAX_LINE = 1 << 20           # octets of one stdout line read (a delivered body may be long); longer lines are dropped
+EVENT_STRING = 500           # characters of one event string kept
 STDERR_TAIL = 8192           # last octets of stderr kept (a traceback's end is what tells)
 CHECK_TIMEOUT_S = 60.0
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_.")
@@ -175,6 +176,21 @@ class DriverOutcome:
         return cap(text, 600)
 
 
+def _kept(event: dict[str, Any]) -> dict[str, Any]:
+    """An event as kept: scalar values only, strings capped; a capped string's full length is
+    kept beside it (``body_length``), so a case can still tell a whole body from a cut one."""
+    kept: dict[str, Any] = {}
+    for k, v in list(event.items())[:12]:
+        key = cap(str(k), 40)
+        if isinstance(v, str):
+            kept[key] = cap(v, EVENT_STRING)
+            if len(v) > EVENT_STRING:
+                kept[f"{key}_length"] = len(v)
+        elif isinstance(v, (int, float, bool)) or v is None:
+            kept[key] = v
+    return kept
+
+
 class DriverProcess:
     """One launched driver: reader threads fill bounded buffers; ``close`` waits, then kills."""
 
@@ -209,9 +225,7 @@ class DriverProcess:
                 event = None
             with self._lock:
                 if isinstance(event, dict) and len(self.outcome.events) < MAX_EVENTS:
-                    self.outcome.events.append({cap(str(k), 40): (cap(v, 500) if isinstance(v, str) else v)
-                                                for k, v in list(event.items())[:12]
-                                                if isinstance(v, (str, int, float, bool)) or v is None})
+                    self.outcome.events.append(_kept(event))
                 else:
                     self.outcome.dropped += 1
 

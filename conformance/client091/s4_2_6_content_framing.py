@@ -1,0 +1,113 @@
+"""4.2.6 Content framing, as the client receives deliveries.
+
+The content rules name "a peer": "A peer MUST handle a content body that is split into
+multiple frames" (4.2.6.2/1) -- here 10 000 octets in 100-octet frames, which the library
+must hand to its application whole; "A peer that receives an incomplete or badly-formatted
+content MUST raise a connection exception with reply code 505" (4.2.6/1); "The class-id MUST
+match the method frame class id" and "The peer MUST respond to an invalid class-id by
+raising a connection exception with reply code 501" (4.2.6.1/1-2); "A peer that receives a
+zero channel number in a content frame MUST signal a connection exception with reply code
+504" (4.2.6.1/4). A property flag for no defined property (bit 1 of the flags word, under
+the continuation bit) leaves the header undecodable: badly-formatted content, 505.
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, case
+from amqpspec.verify import ConnectionException
+from amqpspec.wire.amqp091 import BodyFrame, HeaderFrame, MethodFrame, spec
+
+from ._client import QUICK, check, needs_driver, open_conversation, unmet
+
+
+def _consumer(ctx: Context, **options: object):  # type: ignore[no-untyped-def]
+    p = open_conversation(ctx, "consume", count=1, **options)
+    first = p.serve(QUICK * 2, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "basic.consume")
+    consumer = next(iter(p.responder.consumers.values()), None)
+    if consumer is None:
+        unmet("basic.consume", first)
+    return p, consumer
+
+
+def _deliver(p, consumer, *content):  # type: ignore[no-untyped-def]
+    ch = consumer.channel
+    p.peer.send(MethodFrame(ch, spec.BasicDeliver(consumer.tag, 1, False, "", consumer.queue)), *content)
+
+
+@case("amqp091/4.2.6.2/client-joins-split-body", role="client",
+      title="a 10 000-octet body in 100 body frames reaches the application whole",
+      clauses=("amqp091:4.2.6.2/1",))
+def joins_split_body(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    body = bytes(ord("a") + i % 26 for i in range(10_000))
+    ch = consumer.channel
+    pieces = [BodyFrame(ch, body[i:i + 100]) for i in range(0, len(body), 100)]
+    _deliver(p, consumer, HeaderFrame(ch, 60, len(body), spec.BasicProperties()), *pieces)
+    p.serve()
+    out = needs_driver(p)
+    got = out.named("delivered")
+    # event strings are kept capped, with their full length beside them
+    shown = str(got[0].get("body", "")) if got else ""
+    length = got[0].get("body_length", len(shown)) if got else 0
+    ok = bool(got) and length == len(body) and body.decode().startswith(shown.split("... (")[0])
+    ctx.record(ok, expected=f"one delivery whose body is the {len(body)} octets sent",
+               observed=f"delivered a body of {length} characters starting {shown[:40]!r}" if got else out.summary())
+
+
+@case("amqp091/4.2.6/client-rejects-incomplete-content", role="client",
+      title="a deliver followed by another deliver instead of its content header is refused with 505",
+      clauses=("amqp091:4.2.6/1",))
+def incomplete_content(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    ch = consumer.channel
+    _deliver(p, consumer)
+    _deliver(p, consumer, *p.peer.content_frames(ch, b"second"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(505))
+    p.finish()
+
+
+@case("amqp091/4.2.6/client-rejects-body-past-size", role="client",
+      title="a body frame longer than the header's body-size is refused with 505",
+      clauses=("amqp091:4.2.6/1",))
+def body_past_size(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    ch = consumer.channel
+    _deliver(p, consumer, HeaderFrame(ch, 60, 5, spec.BasicProperties()), BodyFrame(ch, b"0123456789"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(505))
+    p.finish()
+
+
+@case("amqp091/4.2.6.1/client-rejects-class-mismatch", role="client",
+      title="a content header of class 50 after basic.deliver is refused with 501",
+      clauses=("amqp091:4.2.6.1/1", "amqp091:4.2.6.1/2"))
+def class_mismatch(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    ch = consumer.channel
+    _deliver(p, consumer, HeaderFrame(ch, 50, 2, raw_properties=b"\x00\x00"), BodyFrame(ch, b"hi"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(501))
+    p.finish()
+
+
+@case("amqp091/4.2.6.1/client-rejects-content-on-channel-zero", role="client",
+      title="a content header on channel 0 is refused with 504",
+      clauses=("amqp091:4.2.6.1/4",))
+def content_channel_zero(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    _deliver(p, consumer, HeaderFrame(0, 60, 2, spec.BasicProperties()), BodyFrame(0, b"hi"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(504))
+    p.finish()
+
+
+@case("amqp091/4.2.6/client-rejects-unknown-property-flag", role="client",
+      title="a content header flagging a property no class defines (bit 1) is refused with 505",
+      clauses=("amqp091:4.2.6/1",))
+def unknown_property_flag(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    ch = consumer.channel
+    _deliver(p, consumer, HeaderFrame(ch, 60, 2, raw_properties=b"\x00\x02"), BodyFrame(ch, b"hi"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(505))
+    p.finish()
