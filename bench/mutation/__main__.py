@@ -1,4 +1,5 @@
-"""``python -m bench.mutation URL --protocol P [--case GLOB] [--mutations N] [--jobs N] --out FILE``."""
+"""``python -m bench.mutation URL --protocol P [--case GLOB] [--mutations N] [--jobs N] [--merge LIST]
+[--restart-command CMD] --out FILE``."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from amqpspec import case as case_mod
 
-from bench.mutation import report
+from bench.mutation import merge, report
 from bench.mutation.run import FLIPPED, FLIPPED_TO_ERROR, NOT_FLIPPED, Outcome, run_all
 
 DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/"
@@ -27,9 +28,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=4, help="cases judged at once, one proxy each (default 4)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True, help="the generated list (TOML)")
+    ap.add_argument("--merge", type=Path, metavar="LIST",
+                    help="an earlier list (another broker's pass): run only the cases it does not show able to fail, "
+                         "and write both passes as one list (a case counts when either broker shows it)")
+    ap.add_argument("--broker-name", metavar="NAME",
+                    help="how the list names the broker (default: the product and version it announces; some, "
+                         "like the Proton example broker, announce none)")
+    ap.add_argument("--restart-command", metavar="CMD",
+                    help="shell command that restarts the broker when it stops serving; the spoiled run is done again")
     args = ap.parse_args(argv)
-    cases = case_mod.select(case_mod.discover(args.protocol), args.case, args.exclude)
-    if not cases:
+    catalog = case_mod.discover(args.protocol)
+    cases = case_mod.select(catalog, args.case, args.exclude)
+    earlier = merge.read(args.merge) if args.merge else None
+    if earlier is not None:
+        if earlier.protocol != args.protocol:
+            print(f"--merge {args.merge} is a {earlier.protocol} list, not {args.protocol}", file=sys.stderr)
+            return 2
+        shown_before = earlier.shown()
+        cases = [c for c in cases if c.id not in shown_before]
+        # a case since removed from the catalog leaves the list
+        known = {c.id for c in catalog}
+        earlier.outcomes = {cid: o for cid, o in earlier.outcomes.items() if cid in known}
+    if not cases and earlier is None:
         print("no case matches", file=sys.stderr)
         return 2
     shown = ["python", "-m", "bench.mutation", _safe_url(args.url), "--protocol", args.protocol]
@@ -37,8 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         shown += ["--case", g]
     for g in args.exclude:
         shown += ["--exclude", g]
-    shown += ["--mutations", str(args.mutations), "--jobs", str(args.jobs), "--seed", str(args.seed),
-              "--out", str(args.out)]
+    shown += ["--mutations", str(args.mutations), "--jobs", str(args.jobs), "--seed", str(args.seed)]
+    if args.broker_name:
+        shown += ["--broker-name", args.broker_name]
+    if args.restart_command:
+        shown += ["--restart-command", args.restart_command]
+    if args.merge:
+        shown += ["--merge", str(args.merge)]
+    shown += ["--out", str(args.out)]
     done = [0]
     t0 = time.monotonic()
 
@@ -53,11 +79,20 @@ def main(argv: list[str] | None = None) -> int:
               f"({o.seconds:.1f}s)", flush=True)
 
     outcomes = run_all(args.url, args.protocol, cases, jobs=args.jobs, budget=args.mutations, seed=args.seed,
-                       on_outcome=progress)
+                       on_outcome=progress, restart=args.restart_command) if cases else []
     wall = time.monotonic() - t0
-    broker = _broker_name(args.url, args.protocol)
+    broker = args.broker_name or _broker_name(args.url, args.protocol)
+    restarts = sum(o.restarts for o in outcomes)
+    if restarts:
+        print(f"{restarts} runs done again after the broker stopped serving and was restarted", flush=True)
+    merged_from = ""
+    if earlier is not None:
+        print(f"{len(cases)} cases run against {broker}; {len(earlier.shown())} already shown by {args.merge}",
+              flush=True)
+        merged_from = f"{args.merge} ({earlier.brokers}, {earlier.wall_seconds:.0f} s)"
+        outcomes = merge.combine(earlier, outcomes, broker, [c.id for c in catalog])
     report.write(args.out, outcomes, command=shlex.join(shown), protocol=args.protocol, broker=broker,
-                 seed=args.seed, budget=args.mutations, wall_s=wall)
+                 seed=args.seed, budget=args.mutations, wall_s=wall, merged_from=merged_from)
     s = report.summary(outcomes)
     print(f"{s['cases']} cases in {wall:.0f}s: {s['shown_able_to_fail']} shown able to fail ({s['shown_percent']}%): "
           f"{s['flipped']} flipped, {s['fails_unmutated']} failed unmutated; {s['flipped_to_error_only']} flipped to "

@@ -57,16 +57,30 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
 
 def flip_note(o: Outcome) -> str:
     if o.by is None:
-        return ""
+        return str((o.carried or {}).get("note", "")) or str((o.carried or {}).get("error_by", ""))
     applied = o.by.applied
     what = "; ".join(applied[:2]) + (f"; ... ({len(applied)} frames in all)" if len(applied) > 2 else "")
     what = what or o.by.mutation.describe() + " (never reached: the case ended before it)"
     return _cap(f"{what} -> {o.by.verdict}: {o.by.reason}")
 
 
+#: the per-case fields of a [[case]] entry after id, status and baseline, in the order they are written
+_CASE_FIELDS = ("why", "mutations_tried", "frames_received", "error_by", "reason")
+
+
+def _value(v: Any) -> str:
+    return toml_string(v) if isinstance(v, str) else str(v)
+
+
 def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, broker: str, seed: int,
-          budget: int, wall_s: float) -> None:
+          budget: int, wall_s: float, merged_from: str = "") -> None:
+    """The list. With ``merged_from`` (``--merge``), outcomes come from two passes: each carries its
+    broker, an earlier pass's entries are written as that list had them, and [shown_by] names the
+    broker that showed each shown case."""
     s = summary(outcomes)
+    brokers = sorted({o.broker for o in outcomes if o.broker})
+    if merged_from:
+        broker = " + ".join(brokers) or broker
     lines = [
         "# Catalog self-test by mutation: which cases some mutation of the broker's frames made fail.",
         "# GENERATED -- do not edit. Regenerate with:",
@@ -83,6 +97,10 @@ def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, b
         f"seed = {seed}",
         f"mutations_per_case = {budget}",
         f"wall_seconds = {wall_s:.1f}",
+    ]
+    if merged_from:
+        lines.append(f"merged_from = {toml_string(merged_from)}")
+    lines += [
         "",
         "[summary]",
     ]
@@ -99,6 +117,13 @@ def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, b
             continue
         lines += ["", "[[case]]", f"id = {toml_string(o.case)}", f"status = {toml_string(o.status)}",
                   f"baseline = {toml_string(o.baseline)}"]
+        if merged_from:
+            lines.append(f"broker = {toml_string(o.broker)}")
+            if o.also:
+                lines.append(f"also = {toml_string(o.also)}")
+        if o.carried is not None:   # an earlier pass's entry, as that list wrote it
+            lines += [f"{k} = {_value(o.carried[k])}" for k in _CASE_FIELDS if k in o.carried]
+            continue
         if o.status == NOT_FLIPPED:
             lines.append(f"why = {toml_string(o.why)}")
         if o.tried:
@@ -117,5 +142,8 @@ def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, b
     for o in outcomes:
         if o.status == "fails-unmutated":
             lines.append(f"{toml_string(o.case)} = {toml_string(o.baseline)}")
+    if merged_from:
+        lines += ["", "# The broker each shown case was shown against.", "[shown_by]"]
+        lines += [f"{toml_string(o.case)} = {toml_string(o.broker)}" for o in outcomes if o.status in SHOWN]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -81,6 +81,44 @@ class Outcome:
     frames: int = 0                     # units the broker sent before the last check (unmutated)
     exhausted: bool = False             # every mutation the plan had for its frames was tried
     seconds: float = 0.0
+    broker: str = ""                    # the broker it was judged against (set when lists are merged)
+    carried: dict[str, Any] | None = None  # its entry in a merged earlier list, when that one is kept
+    also: str = ""                      # merged lists: what the other broker's pass said of a case neither showed
+    restarts: int = 0                   # runs done again because the broker stopped serving during them
+
+
+class Keeper:
+    """Restarts a broker that stops serving (``--restart-command``) and tells each run whether
+    one happened while it was going on: such a run is done again, since what it saw (a dead
+    broker, a cut connection) says nothing about the mutation. Without a command it never
+    restarts and every run counts.
+
+    A generation counter, not just a probe after the run: with several workers, a broker that a
+    case of worker A stopped also cut the connections of worker B's run, and by the time B
+    probes, A may have restarted it.
+    """
+
+    def __init__(self, real: Target, protocol: str, command: str | None) -> None:
+        self.real, self.protocol, self.command = real, protocol, command
+        self.generation = 0
+        self.notes: list[str] = []
+        self._lock = threading.Lock()
+
+    def after(self, started_in: int) -> bool:
+        """Called after a run begun in generation ``started_in``: True when it must be done again."""
+        if not self.command:
+            return False
+        with self._lock:
+            if self.generation != started_in:
+                return True
+            if not brokerops.problem(self.real, self.protocol, attempts=2):
+                return False
+            note = brokerops.restart(self.command, self.real, self.protocol)
+            self.notes.append(str(note))
+            self.generation += 1
+            if not note.ok:
+                raise SystemExit(f"the broker stopped serving and did not come back: {note}")
+            return True
 
 
 class _Runner(Runner):
@@ -122,10 +160,23 @@ def run_case_once(target: Target, case: CaseSpec, proxy: MutatingProxy, mutation
         proxy.case_ended()
 
 
+def _run_kept(keeper: Keeper | None, out_restarts: list[int], target: Target, case: CaseSpec, proxy: MutatingProxy,
+              mutation: Mutation | None, protocol: str, seed: int) -> Result:
+    """``run_case_once``, done again (once) when the broker stopped serving while it ran."""
+    for attempt in (1, 2):
+        started = keeper.generation if keeper else 0
+        r = run_case_once(target, case, proxy, mutation, protocol, seed)
+        if keeper is None or not keeper.after(started) or attempt == 2:
+            return r
+        out_restarts[0] += 1
+    return r
+
+
 def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: str, *, budget: int,
-               seed: int) -> Outcome:
+               seed: int, keeper: Keeper | None = None) -> Outcome:
     t0 = time.monotonic()
-    base = run_case_once(target, case, proxy, None, protocol, seed)
+    restarts = [0]
+    base = _run_kept(keeper, restarts, target, case, proxy, None, protocol, seed)
     log: list[ConnLog] = list(proxy.log)
     judged = proxy.judged_seq
     before = [r for c in log for r in c.received if judged is None or r.seq <= judged]
@@ -140,7 +191,7 @@ def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: s
         mutations = plan(case.id, log, budget, seed, judged_seq=judged)
         out.exhausted = len(mutations) < budget
         for m in mutations:
-            r = run_case_once(target, case, proxy, m, protocol, seed)
+            r = _run_kept(keeper, restarts, target, case, proxy, m, protocol, seed)
             tried = Tried(m, proxy.applied(), r.verdict.value, r.reason)
             out.tried.append(tried)
             if r.verdict in FLIP_VERDICTS:
@@ -151,6 +202,7 @@ def judge_case(target: Target, case: CaseSpec, proxy: MutatingProxy, protocol: s
         if out.status == NOT_FLIPPED:
             out.why = classify(out)
     out.seconds = time.monotonic() - t0
+    out.restarts = restarts[0]
     return out
 
 
@@ -173,12 +225,14 @@ def proxy_target(real: Target, port: int, broker: Any) -> Target:
 
 
 def run_all(url: str, protocol: str, cases: list[CaseSpec], *, jobs: int, budget: int, seed: int,
-            on_outcome: Callable[[Outcome], None] = lambda o: None) -> list[Outcome]:
-    """Every case judged, ``jobs`` at a time (one proxy each)."""
+            on_outcome: Callable[[Outcome], None] = lambda o: None, restart: str | None = None) -> list[Outcome]:
+    """Every case judged, ``jobs`` at a time (one proxy each); with ``restart``, a broker that stops
+    serving is restarted and the runs it spoiled are done again."""
     real = Target.parse(url)
     if real.tls:
         raise SystemExit("the mutating proxy reads the broker's frames: give an amqp:// URL, not amqps://")
     info = brokerops.probe(real, protocol)
+    keeper = Keeper(real, protocol, restart) if restart else None
     todo: queue.Queue[CaseSpec] = queue.Queue()
     for c in cases:
         todo.put(c)
@@ -193,7 +247,7 @@ def run_all(url: str, protocol: str, cases: list[CaseSpec], *, jobs: int, budget
                     c = todo.get_nowait()
                 except queue.Empty:
                     return
-                o = judge_case(target, c, proxy, protocol, budget=budget, seed=seed)
+                o = judge_case(target, c, proxy, protocol, budget=budget, seed=seed, keeper=keeper)
                 with lock:
                     outcomes.append(o)
                     on_outcome(o)
