@@ -65,6 +65,8 @@ class Responder:
         self.channel_close_oks: list[int] = []
         self.stray: list[str] = []                        # frames no broker would expect here
         self.heartbeats = 0
+        #: publisher confirms: whether sequence number n is acked (True) or nacked (False)
+        self.confirm_ack: Callable[[int], bool] = lambda seq: True
         self._generated = 0
 
     # ------------------------------------------------------------------ setup by a case
@@ -188,8 +190,9 @@ class Responder:
         method = content.method
         props = content.header.properties if content.header is not None else None
         if ch in self.confirming:
-            self.publish_seq[ch] = self.publish_seq.get(ch, 0) + 1
-            self.peer.send(MethodFrame(ch, spec.BasicAck(self.publish_seq[ch], False)))
+            seq = self.publish_seq[ch] = self.publish_seq.get(ch, 0) + 1
+            self.peer.send(MethodFrame(ch, spec.BasicAck(seq, False) if self.confirm_ack(seq)
+                                       else spec.BasicNack(seq, False, False)))
         if getattr(method, "exchange", "") != "":
             return  # only the default exchange routes here
         queue = str(getattr(method, "routing_key", ""))
