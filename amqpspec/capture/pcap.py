@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import random
+import socket
+import struct
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -42,6 +44,9 @@ from amqpspec.secrets import SCRUBBER
 CLIENT_IP = "10.0.0.1"
 SERVER_IP = "10.0.0.2"
 SERVER_PORT = 5672
+MAC_CLIENT = "02:00:00:00:00:01"
+MAC_SERVER = "02:00:00:00:00:02"
+ETHER_LEN, IP_LEN, TCP_LEN = 14, 20, 20
 AMQP_PORTS = (5672, 5671)
 MSS = 1400
 NS = Decimal("0.000000001")
@@ -89,12 +94,25 @@ class _Stream:
     reset: bool = False
 
 
+@dataclass(frozen=True)
+class _Segment:
+    """One synthetic TCP segment, before it becomes a scapy packet or raw octets."""
+
+    from_client: bool
+    flags: str
+    seq: int
+    ack: int
+    payload: bytes
+    time: Decimal
+
+
 class _Writer:
+    """Plays the transcript's connections as TCP segments (numbers only, no packets built)."""
+
     def __init__(self, epoch: Decimal, seed: int) -> None:
-        self.IP, self.TCP, self.Ether, self.Raw, _, _ = _scapy()
         self.epoch = epoch
         self.rng = random.Random(seed)
-        self.packets: list[Any] = []
+        self.segments: list[tuple[_Stream, _Segment]] = []
         self.last = Decimal(0)
         self.used_ports: set[int] = set()
 
@@ -106,20 +124,11 @@ class _Writer:
         return _Stream(port, self.rng.randrange(1, 1 << 31), self.rng.randrange(1, 1 << 31))
 
     def _emit(self, st: _Stream, from_client: bool, flags: str, t: Decimal, payload: bytes = b"") -> None:
-        src, dst = (CLIENT_IP, SERVER_IP) if from_client else (SERVER_IP, CLIENT_IP)
-        sport, dport = (st.sport, SERVER_PORT) if from_client else (SERVER_PORT, st.sport)
         seq, ack = (st.cseq, st.sseq) if from_client else (st.sseq, st.cseq)
-        tcp = self.TCP(sport=sport, dport=dport, flags=flags, seq=seq % (1 << 32),
-                       ack=(ack % (1 << 32)) if "A" in flags else 0, window=65535)
-        mac_c, mac_s = "02:00:00:00:00:01", "02:00:00:00:00:02"
-        eth = self.Ether(src=mac_c, dst=mac_s) if from_client else self.Ether(src=mac_s, dst=mac_c)
-        pkt = eth / self.IP(src=src, dst=dst, ttl=64) / tcp
-        if payload:
-            pkt = pkt / self.Raw(load=payload)
         t = max(t, self.last + NS)   # strictly increasing: Wireshark shows the order we mean
         self.last = t
-        pkt.time = self.epoch + t
-        self.packets.append(pkt)
+        self.segments.append((st, _Segment(from_client, flags, seq % (1 << 32),
+                                           (ack % (1 << 32)) if "A" in flags else 0, payload, self.epoch + t)))
         advance = len(payload) + (1 if "S" in flags or "F" in flags else 0)
         if from_client:
             st.cseq += advance
@@ -154,8 +163,7 @@ class _Writer:
         st.reset = True
 
 
-def to_packets(tf: TranscriptFile, seed: int = 0) -> list[Any]:
-    """The scapy packets of a transcript (see the module docstring)."""
+def _segments(tf: TranscriptFile, seed: int) -> list[tuple[_Stream, _Segment]]:
     w = _Writer(_epoch(tf.started), seed)
     streams: dict[int, _Stream] = {}
     for conn in by_connection(tf.entries):
@@ -189,20 +197,91 @@ def to_packets(tf: TranscriptFile, seed: int = 0) -> list[Any]:
             w.data(st, True, data, t)
         elif d == "recv" and not st.server_fin:
             w.data(st, False, data, t)
-    return w.packets
+    return w.segments
+
+
+def _ends(st: _Stream, from_client: bool) -> tuple[tuple[str, int], tuple[str, int]]:
+    client, server = (CLIENT_IP, st.sport), (SERVER_IP, SERVER_PORT)
+    return (client, server) if from_client else (server, client)
+
+
+def to_packets(tf: TranscriptFile, seed: int = 0) -> list[Any]:
+    """The scapy packets of a transcript (see the module docstring)."""
+    IP, TCP, Ether, Raw, _, _ = _scapy()
+    packets = []
+    for st, seg in _segments(tf, seed):
+        (src, sport), (dst, dport) = _ends(st, seg.from_client)
+        mac_src, mac_dst = (MAC_CLIENT, MAC_SERVER) if seg.from_client else (MAC_SERVER, MAC_CLIENT)
+        pkt = Ether(src=mac_src, dst=mac_dst) / IP(src=src, dst=dst, ttl=64) / TCP(
+            sport=sport, dport=dport, flags=seg.flags, seq=seg.seq, ack=seg.ack, window=65535)
+        if seg.payload:
+            pkt = pkt / Raw(load=seg.payload)
+        pkt.time = seg.time
+        packets.append(pkt)
+    return packets
+
+
+class _RawFrames:
+    """The octets of ``to_packets``' packets without building one scapy packet per segment.
+
+    scapy builds the Ethernet/IPv4/TCP header of each direction once (``template``); a segment
+    then only needs its lengths, numbers, flags and the two checksums patched in, which is
+    about a hundred times quicker than scapy's per-packet build (~3 ms a packet): a report
+    writes thousands. The octets are the same (tests compare them with scapy's).
+    """
+
+    _FLAGS = {"F": 0x01, "S": 0x02, "R": 0x04, "P": 0x08, "A": 0x10}
+
+    def __init__(self) -> None:
+        from scapy.utils import checksum
+
+        IP, TCP, Ether, _, _, _ = _scapy()
+        self.checksum = checksum
+        self.templates = {}
+        for from_client in (True, False):
+            src, dst = (CLIENT_IP, SERVER_IP) if from_client else (SERVER_IP, CLIENT_IP)
+            mac_src, mac_dst = (MAC_CLIENT, MAC_SERVER) if from_client else (MAC_SERVER, MAC_CLIENT)
+            self.templates[from_client] = bytes(
+                Ether(src=mac_src, dst=mac_dst) / IP(src=src, dst=dst, ttl=64) / TCP(window=65535))
+        self.pseudo = {fc: socket.inet_aton(CLIENT_IP if fc else SERVER_IP) + socket.inet_aton(SERVER_IP if fc else CLIENT_IP)
+                       for fc in (True, False)}
+
+    def frame(self, st: _Stream, seg: _Segment) -> bytes:
+        (_, sport), (_, dport) = _ends(st, seg.from_client)
+        head = bytearray(self.templates[seg.from_client])
+        ip, tcp = ETHER_LEN, ETHER_LEN + IP_LEN
+        struct.pack_into("!H", head, ip + 2, IP_LEN + TCP_LEN + len(seg.payload))
+        struct.pack_into("!H", head, ip + 10, 0)
+        struct.pack_into("!H", head, ip + 10, self.checksum(bytes(head[ip:tcp])))
+        flags = 0
+        for f in seg.flags:
+            flags |= self._FLAGS[f]
+        struct.pack_into("!HHIIBB", head, tcp, sport, dport, seg.seq, seg.ack, 5 << 4, flags)
+        struct.pack_into("!H", head, tcp + 16, 0)
+        segment = bytes(head[tcp:]) + seg.payload
+        pseudo = self.pseudo[seg.from_client] + struct.pack("!BBH", 0, 6, len(segment))
+        struct.pack_into("!H", head, tcp + 16, self.checksum(pseudo + segment))
+        return bytes(head) + seg.payload
 
 
 def write_pcap(tf: TranscriptFile, path: str | Path, seed: int = 0) -> int:
-    """Writes the capture (nanosecond pcap, Ethernet); returns the number of packets."""
+    """Writes the capture (nanosecond pcap, Ethernet); returns the number of packets.
+
+    The records are those of ``to_packets``, octet for octet, written from raw frames (see
+    ``_RawFrames``)."""
     *_, PcapWriter = _scapy()
-    packets = to_packets(tf, seed)
+    frames = _RawFrames()
+    segments = _segments(tf, seed)
     writer = PcapWriter(str(path), linktype=1, nano=True, sync=False)
     try:
-        for p in packets:
-            writer.write(p)
+        writer.write_header(None)   # write_packet, unlike write, does not
+        for st, seg in segments:
+            whole = int(seg.time)   # as scapy splits a packet's time: seconds, then nanoseconds
+            writer.write_packet(frames.frame(st, seg), sec=float(seg.time),
+                                usec=int(round((seg.time - whole) * 1_000_000_000)))
     finally:
         writer.close()
-    return len(packets)
+    return len(segments)
 
 
 # ---------------------------------------------------------------------------- reading

@@ -94,6 +94,23 @@ def test_reset_becomes_rst_and_nothing_follows() -> None:
     assert str(packets[-1][TCP].flags) == "RA" and packets[-1][IP].src == SERVER_IP
 
 
+@pytest.mark.parametrize("make", [lambda: session_091(conns=2, body=b"z" * 5000), session_10,
+                                  lambda: session_091(close="client")])
+def test_written_octets_are_scapys_own(make, tmp_path: Path) -> None:
+    """write_pcap patches header templates instead of building each packet with scapy: the
+    file must be what scapy's PcapWriter writes for to_packets' packets, octet for octet."""
+    tf = make()
+    ours, scapys = tmp_path / "ours.pcap", tmp_path / "scapy.pcap"
+    n = write_pcap(tf, ours)
+    packets = to_packets(tf)
+    writer = PcapWriter(str(scapys), linktype=1, nano=True, sync=False)
+    for p in packets:
+        writer.write(p)
+    writer.close()
+    assert n == len(packets) > 10
+    assert ours.read_bytes() == scapys.read_bytes()
+
+
 def test_capture_never_holds_the_password(tmp_path: Path) -> None:
     path = tmp_path / "t.pcap"
     write_pcap(session_091(), path)
