@@ -50,6 +50,7 @@ class Responder:
         self.closing: set[int] = set()                  # channels we sent channel.close on
         self.queues: dict[str, deque[Message]] = {}
         self.consumers: dict[tuple[int, str], Consumer] = {}
+        self.consumer_log: list[Consumer] = []            # every consumer ever started, cancelled or not
         self.prefetch: dict[int, int] = {}
         self.unacked: dict[int, dict[int, Message]] = {}  # channel -> delivery-tag -> message
         self.next_tag: dict[int, int] = {}
@@ -262,6 +263,7 @@ class Responder:
         elif name == "basic.consume":
             tag = str(m.consumer_tag) or f"amq.ctag-amqpspec-{len(self.consumers) + 1}"
             self.consumers[(ch, tag)] = Consumer(ch, tag, str(m.queue), bool(m.no_ack))
+            self._keep(self.consumer_log, self.consumers[(ch, tag)])  # type: ignore[arg-type]
             if not m.no_wait:
                 reply(spec.BasicConsumeOk(tag))
             self._pump(ch)
