@@ -1,0 +1,83 @@
+"""3.2.1 and the reply codes: synchronous requests, and methods no client expects.
+
+"The sending peer SHOULD wait for the specific reply method, but MAY implement this
+asynchronously" (3.2.1/2): a client that sends basic.qos waits for qos-ok before its next
+method on that channel -- we hold qos-ok back for a second and look whether anything came
+meanwhile (a pipelining client is a warning, the text allows it only as a MAY).
+
+A method the client cannot take -- an undefined method id of the connection class, a
+connection-class method on channel 1 -- is a frame "that was not expected"
+(unexpected-frame, 505), and "The channel number MUST be zero ... for method, header and
+body frames that refer to the Connection class", which "A peer that receives a non-zero
+channel number for one of these frames MUST signal a connection exception with reply code
+503" (4.2.3/8-9).
+"""
+from __future__ import annotations
+
+import time
+
+from amqpspec.case import Context, case
+from amqpspec.verify import AnyClose, ConnectionException
+from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame, spec
+from amqpspec.wire.amqp091.base import UnknownMethod
+
+from ._client import QUICK, check, open_conversation, unmet
+
+UNEXPECTED = ("The peer sent a frame that was not expected, usually in the context of a content header and body.  "
+              "This strongly indicates a fault in the peer's content processing.")
+HOLD_S = 1.0
+
+
+@case("amqp091/3.2.1/client-waits-for-qos-ok", role="client",
+      title="after basic.qos the client sends nothing more on the channel until qos-ok (held back 1 s)",
+      clauses=("amqp091:3.2.1/2",))
+def waits_for_reply(ctx: Context) -> None:
+    p = open_conversation(ctx, "consume", count=1, prefetch=1, ack=True)
+    p.responder.preload("amqpspec-q", ["one"])
+    early: list[str] = []
+
+    def hold(frame: MethodFrame) -> None:
+        until = time.monotonic() + HOLD_S
+        while time.monotonic() < until:
+            item = p.peer.recv(until - time.monotonic())
+            if item is None or not hasattr(item, "channel"):
+                if item is not None:
+                    p.peer.unread(item)
+                break
+            if isinstance(item, HeartbeatFrame):
+                continue
+            if getattr(item, "channel", None) == frame.channel:
+                early.append(item.summary())
+            p.peer.unread(item)
+            break
+        return None  # then qos-ok, and what came early is handled in order
+
+    p.responder.on("basic.qos", hold)
+    obs = p.serve()
+    if not obs.methods("basic.qos"):
+        unmet("basic.qos (prefetch=1)", obs)
+    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while qos-ok is held back",
+               observed=("sent before qos-ok: " + "; ".join(early)) if early else "the client waited for qos-ok")
+    p.finish()
+
+
+@case("amqp091/4.2.3/client-rejects-connection-method-on-channel-1", role="client",
+      title="a connection-class method (connection.blocked) on channel 1 is refused with 503",
+      clauses=("amqp091:4.2.3/8", "amqp091:4.2.3/9"))
+def connection_method_channel_one(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=4)
+    p.peer.send(MethodFrame(1, spec.ConnectionBlocked("amqpspec")))
+    obs = p.serve(QUICK * 1.5)
+    check(ctx, obs, ConnectionException(503))
+    p.finish()
+
+
+@case("amqp091/4.2.3/client-closes-on-unknown-method", role="client",
+      title="an undefined method (connection class, method 99) makes the client end the connection",
+      guideline=UNEXPECTED)
+def unknown_method(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=4)
+    p.peer.send(MethodFrame(0, UnknownMethod(10, 99, b"")))
+    obs = p.serve(QUICK * 1.5)
+    check(ctx, obs, ConnectionException(503, 505, 540) | AnyClose(), guideline=UNEXPECTED)
+    p.finish()
