@@ -34,9 +34,11 @@ def check(ctx: Context, obs: Observation, verifier: Verifier, **kwargs: Any) -> 
 
 
 def error_closes(obs: Observation) -> list[MethodFrame]:
-    """connection.close or channel.close frames the client sent with a code other than 200."""
+    """connection.close or channel.close frames the client sent with an error code: 3xx and
+    above are the spec's soft and hard errors (200 is reply-success; some clients close with
+    0, no defined code, meaning a normal shutdown)."""
     return [f for f in obs.methods() if f.method.NAME in ("connection.close", "channel.close")
-            and getattr(f.method, "reply_code", 200) != 200]
+            and getattr(f.method, "reply_code", 200) >= 300]
 
 
 def describe_errors(frames: list[MethodFrame]) -> str:

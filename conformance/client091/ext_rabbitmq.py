@@ -1,0 +1,124 @@
+"""RabbitMQ extensions a client meets from the server's side: confirms and nacks, consumer
+cancel notification, connection.blocked.
+
+"A client publishing messages to a channel in confirm mode SHOULD be capable of accepting
+and somehow handling the Nack method" (rabbitmq091:basic.nack/04): a nack for the first
+message ends neither the channel nor the connection, and the library tells its application
+(a ``confirmed`` event with ack false). "No guarantees are made as to how soon a message is
+acknowledged. Applications SHOULD NOT make assumptions about this"
+(rabbitmq091:confirm/time-guarantees): confirms held back 1.5 s are still awaited.
+
+basic.cancel "may also be sent from the server to the client in the event of the consumer
+being unexpectedly cancelled"; clients announce that they take it with
+``capabilities.consumer_cancel_notify`` in client-properties, and ``connection.blocked``
+likewise -- "This method indicates that a connection has been blocked and does not accept
+new publishes": a client that announced it publishes nothing until connection.unblocked.
+A client that does not announce a capability is not sent the method (skipped).
+"""
+from __future__ import annotations
+
+import time
+
+from amqpspec.case import Context, Skip, case
+from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
+
+from amqpspec.client.session import play
+
+from ._client import QUICK, describe_errors, error_closes, needs_driver, open_conversation, unmet
+
+NACK_HANDLED = ("rabbitmq091:basic.nack/04",)
+NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
+SENT_BY_SERVER = ("It may also be sent from the server to the client in the event of the consumer being unexpectedly "
+                  "cancelled (i.e. cancelled for any reason other than the server receiving the corresponding "
+                  "basic.cancel from the client). This allows clients to be notified of the loss of consumers due "
+                  "to events such as queue deletion.")
+BLOCKED = "This method indicates that a connection has been blocked and does not accept new publishes."
+HOLD_S = 1.5
+
+
+def _announced(p, capability: str) -> None:  # type: ignore[no-untyped-def]
+    props = to_plain(p.peer.negotiated.start_ok.client_properties or {})
+    caps = props.get("capabilities") if isinstance(props, dict) else None
+    if not (isinstance(caps, dict) and caps.get(capability)):
+        p.finish(0.3)
+        raise Skip(f"the client does not announce capabilities.{capability}: the server must not send it")
+
+
+@case("amqp091/rabbitmq.basic.nack/client-takes-nack", role="client",
+      title="a nack for the first of two confirmed publishes raises no exception and reaches the application",
+      clauses=NACK_HANDLED)
+def takes_nack(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=2)
+    p.responder.confirm_ack = lambda seq: seq != 1
+    obs = p.serve()
+    if not p.responder.publish_seq:
+        unmet("publishes on a confirm channel", obs)
+    errors = error_closes(obs)
+    ctx.record(not errors, what="no exception for the nack", expected="no channel or connection exception",
+               observed=describe_errors(errors))
+    if p.driver is not None:
+        out = needs_driver(p)
+        nacked = [e for e in out.named("confirmed") if e.get("ack") is False]
+        ctx.record(bool(nacked), what="the application hears of the nack",
+                   expected="a confirmed event with ack=false", observed=out.summary())
+
+
+@case("amqp091/rabbitmq.confirm/client-waits-for-late-confirms", role="client",
+      title="confirms held back 1.5 s are awaited, with no exception",
+      clauses=NO_TIMING)
+def waits_for_late_confirms(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=2)
+
+    def late(seq: int) -> bool:
+        time.sleep(HOLD_S)
+        return True
+
+    p.responder.confirm_ack = late
+    obs = p.serve()
+    if not p.responder.publish_seq:
+        unmet("publishes on a confirm channel", obs)
+    errors = error_closes(obs)
+    closed_early = obs.end in ("fin", "rst") and not obs.methods("connection.close")
+    ctx.record(not errors and not closed_early, expected="the client waits for the confirms and closes normally",
+               observed=obs.describe().replace("by broker", "by the client"))
+    p.finish()
+
+
+@case("amqp091/rabbitmq.basic.cancel/client-takes-server-cancel", role="client",
+      title="a basic.cancel from the server (client announced consumer_cancel_notify) raises no exception",
+      guideline=SENT_BY_SERVER)
+def takes_server_cancel(ctx: Context) -> None:
+    p = open_conversation(ctx, "consume", count=2)
+    _announced(p, "consumer_cancel_notify")
+    first = p.serve(QUICK * 2, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "basic.consume")
+    consumer = next(iter(p.responder.consumers.values()), None)
+    if consumer is None:
+        unmet("basic.consume", first)
+    del p.responder.consumers[(consumer.channel, consumer.tag)]
+    p.peer.send(MethodFrame(consumer.channel, spec.BasicCancel(consumer.tag, True)))
+    obs = p.serve(QUICK * 1.5)
+    errors = error_closes(obs)
+    ctx.record(not errors, expected="no channel or connection exception for the server's basic.cancel",
+               observed=describe_errors(errors), guideline=SENT_BY_SERVER)
+    p.finish()
+
+
+@case("amqp091/rabbitmq.connection.blocked/client-holds-publishes", role="client",
+      title="after connection.blocked (client announced connection.blocked) nothing is published until unblocked",
+      guideline=BLOCKED)
+def holds_publishes(ctx: Context) -> None:
+    p = play(ctx, "publish", count=3, body="blocked")
+    p.handshake(upto="tune-ok")
+    _announced(p, "connection.blocked")
+    # blocked right behind open-ok: the client reads it before it can publish anything
+    p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
+                + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())
+    blocked_at = time.monotonic()
+    during = p.serve(HOLD_S)
+    published = [f for f in during.methods("basic.publish")]
+    p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
+    p.serve()
+    ctx.record(not published, expected=f"no basic.publish in the {HOLD_S:g} s the connection is blocked",
+               observed=f"{len(published)} basic.publish within {time.monotonic() - blocked_at:.1f} s of connection.blocked"
+               if published else "nothing published while blocked", guideline=BLOCKED)
+    p.finish()
