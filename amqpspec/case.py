@@ -72,16 +72,27 @@ class CaseSpec:
     func: Callable[["Context"], None]
     description: str = ""
     module: str = ""
-    level: Level | None = None   # only for cases citing no clause (a lower-case guideline)
-    guideline: str = ""          # the non-normative text such a case checks
+    # A case that names the text it checks instead of clause ids (``guideline=``, verbatim spec
+    # text, see amqpspec.clauses.quote): ``clauses`` then holds the ids the text resolves to, and
+    # ``level`` the weight of its checks -- the strongest level of those sentences, or a weaker
+    # one the case declares (a failure of a definition-level text is only informational).
+    level: Level | None = None
+    guideline: str = ""
     #: the case changes the broker for everyone (it restarts it): run alone, after the others
     exclusive: bool = False
     #: whose conduct the case judges: "broker" (``amqpspec run``) or "client" (``amqpspec client``)
     role: str = "broker"
+    quoted: tuple[str, ...] = ()  # the ids ``guideline`` resolves to (the clauses when none is cited)
 
     @property
     def section_title(self) -> str:
         return section_title(self.protocol, self.section)
+
+    @property
+    def cited(self) -> tuple[str, ...]:
+        """The clause ids the case cites itself (``clauses=``), not those its guideline resolves to:
+        coverage counts these, so quoting a clause's sentence in a guideline does not cover it."""
+        return () if self.quoted and self.clauses == self.quoted else self.clauses
 
     @property
     def extension(self) -> bool:
@@ -114,23 +125,63 @@ def case(
         if not m:
             raise CaseDefinitionError(f"case id {id!r} is not <amqp091|amqp10>/<section>/<name>")
         protocol = PROTOCOL_PREFIXES[m.group(1)]
-        known = clause_catalog.by_id(protocol)
+        known = clause_catalog.by_id(protocol, documentation=True)
         for cid in clauses:
             if cid not in known:
                 raise CaseDefinitionError(f"case {id} cites unknown clause {cid!r}")
-        if not clauses and (level is None or not guideline):
-            raise CaseDefinitionError(f"case {id} cites no clause: give level= and guideline= for the text it checks")
+        if not clauses and not guideline:
+            raise CaseDefinitionError(f"case {id} cites no clause: give clauses= or the guideline= text it checks")
+        quoted: tuple[str, ...] = ()
+        weight = level
+        if guideline:
+            quoted, weight = guideline_weight(protocol, guideline, m.group(2), level, f"case {id}", clauses)
+            weight = weight if not clauses else level  # cited clauses weigh a case's checks themselves
         if role not in ROLES:
             raise CaseDefinitionError(f"case {id}: role {role!r} is not one of {', '.join(ROLES)}")
         if id in REGISTRY and inspect_unwrap(REGISTRY[id].func) is not func:
             raise CaseDefinitionError(f"case id {id} is registered twice ({REGISTRY[id].module} and {func.__module__})")
         doc = (func.__doc__ or "").strip()
-        runs = _version_guarded(func) if any(known[cid].versions for cid in clauses) else func
-        REGISTRY[id] = CaseSpec(id, title, protocol, m.group(2), tuple(clauses), tuple(requires), timeout,
-                                runs, doc, func.__module__, level, guideline, exclusive, role)
+        runs = _version_guarded(func) if any(known[cid].versions for cid in tuple(clauses) or quoted) else func
+        REGISTRY[id] = CaseSpec(id, title, protocol, m.group(2), tuple(clauses) or quoted, tuple(requires), timeout,
+                                runs, doc, func.__module__, weight, guideline, exclusive, role, quoted)
         return func
 
     return register
+
+
+def guideline_weight(protocol: str, guideline: str, section: str, level: Level | None,
+                     who: str, clauses: tuple[str, ...] | list[str] = (), *,
+                     cap: bool = False) -> tuple[tuple[str, ...], Level]:
+    """The ids of the sentences ``guideline`` quotes and the weight of a check of it.
+
+    The weight is ``level`` when given, the strongest level of the quoted sentences (and of the
+    ``clauses`` the check cites beside them) otherwise. A declared level stronger than all of
+    that text (SHOULD on a sentence without a SHOULD: a reply code's description, a "can", a
+    label) is a catalog bug, raised as CaseDefinitionError, as is a guideline that is not
+    verbatim text of the specification. With ``cap`` (a check recorded while a case runs, whose
+    text a shared helper may choose) such a level is lowered to the text's instead: a running
+    case never dies of it, and tests/unit/test_case_clauses.py finds the written ones.
+    """
+    try:
+        ids = clause_catalog.quote.resolve(protocol, guideline, section)
+    except clause_catalog.quote.UnquotedTextError as exc:
+        raise CaseDefinitionError(f"{who}: guideline is not verbatim spec text: {exc}") from None
+    known = clause_catalog.by_id(protocol, documentation=True)
+    text_level = clause_catalog.quote.strongest([known[i] for i in (*ids, *clauses) if i in known])
+    if text_level is Level.NONE:
+        # an XML rule without a keyword (the "syntax" rules): normative, weighed by the case
+        if level is None:
+            raise CaseDefinitionError(f"{who}: the text it checks ({', '.join(ids)}) is a rule without an RFC 2119 "
+                                      "keyword: give the level= the case weighs it with")
+        return ids, level
+    if level is None:
+        return ids, text_level
+    if level.rank < text_level.rank:
+        if cap:
+            return ids, text_level
+        raise CaseDefinitionError(f"{who}: level {level.value} is stronger than the text it checks "
+                                  f"({text_level.value}: {', '.join((*ids, *clauses))}); leave level= out to take the text's")
+    return ids, level
 
 
 def _version_guarded(func: Callable[["Context"], None]) -> Callable[["Context"], None]:
@@ -208,7 +259,8 @@ def verdict_for_failure(levels: list[Level]) -> Verdict:
     if not levels:
         return Verdict.FAILED
     family = min(levels, key=lambda lv: lv.rank).family
-    return {"MUST": Verdict.FAILED, "SHOULD": Verdict.WARNING, "MAY": Verdict.INFORMATIONAL}.get(family, Verdict.FAILED)
+    return {"MUST": Verdict.FAILED, "SHOULD": Verdict.WARNING, "MAY": Verdict.INFORMATIONAL,
+            "DEFINITION": Verdict.INFORMATIONAL}.get(family, Verdict.FAILED)
 
 
 def close_info(obs: Any, verifier: Verifier | None, passed: bool) -> CloseInfo:
@@ -336,9 +388,9 @@ class Context:
 
     # -- checks -----------------------------------------------------------------------
     def _levels(self, clauses: tuple[str, ...]) -> list[Level]:
-        if not clauses and self.spec.level is not None:
-            return [self.spec.level]
-        known = clause_catalog.by_id(self.spec.protocol)
+        if self.spec.quoted and self.spec.level is not None and clauses == self.spec.quoted:
+            return [self.spec.level]  # the case's quoted text, with the weight it resolved to
+        known = clause_catalog.by_id(self.spec.protocol, documentation=True)
         return [known[c].level for c in clauses if c in known]
 
     def record(self, ok: bool, *, expected: str, observed: str, what: str = "",
@@ -346,15 +398,18 @@ class Context:
                level: Level | None = None, guideline: str = "") -> bool:
         """Records one check with its own evidence; returns whether it passed.
 
-        A check weighs as much as the strongest clause it cites. A check of text without
-        an RFC 2119 keyword (a reply code's meaning, a lower-case "should") cites no clause
-        and gives ``level`` and the ``guideline`` text instead.
+        A check weighs as much as the strongest clause it cites. A check of other text (a
+        reply code's meaning, a field's doc, a lower-case "should") gives the ``guideline``
+        text it checks, verbatim from the specification: it cites the sentences that text
+        resolves to and weighs as much as they do, or as ``level`` when that is weaker.
         """
-        if level is not None:
-            if not guideline:
-                raise CaseDefinitionError(f"{self.spec.id}: a check with its own level needs the guideline text it checks")
-            cited: tuple[str, ...] = tuple(clauses or ())
-            levels = [level]
+        if guideline:
+            quoted, weight = guideline_weight(self.spec.protocol, guideline, self.spec.section, level,
+                                              f"a check of {self.spec.id}", clauses or (), cap=True)
+            cited: tuple[str, ...] = tuple(clauses) if clauses else quoted
+            levels = [weight] if level is not None or not clauses else self._levels(cited)
+        elif level is not None:
+            raise CaseDefinitionError(f"{self.spec.id}: a check with its own level needs the guideline text it checks")
         else:
             cited = tuple(clauses) if clauses is not None else self.spec.clauses
             levels = self._levels(cited)
@@ -362,14 +417,14 @@ class Context:
         verdict = Verdict.PASSED if ok else verdict_for_failure(levels)
         description = what or self.spec.title
         if guideline and not any(f'"{guideline}"' in n for n in self.notes):  # state each text once
-            self.notes.append(f"{description}: checks the spec text \"{guideline}\" ({level.value if level else ''})")
+            self.notes.append(f"{description}: checks the spec text \"{guideline}\" ({levels[0].value})")
         self.checks.append(Check(description, list(cited), verdict, expected, observed))
         return ok
 
     def _refuse_other_releases(self, cited: tuple[str, ...]) -> None:
         """A check citing a vendor clause that does not describe this broker's release is a bug of
         the case (it should have chosen with :meth:`applicable`), not a verdict on the broker."""
-        known = clause_catalog.by_id(self.spec.protocol)
+        known = clause_catalog.by_id(self.spec.protocol, documentation=True)
         broker = self.target.broker
         for cid in cited:
             c = known.get(cid)
@@ -398,7 +453,7 @@ class Context:
         so where the vendor's text changed a case cites one clause per range and judges the
         broker by the one of its own release; specification clauses describe every broker.
         """
-        known = clause_catalog.by_id(self.spec.protocol)
+        known = clause_catalog.by_id(self.spec.protocol, documentation=True)
         broker = self.target.broker
         for cid in clause_ids:
             if known[cid].applies_to(broker.product, broker.version):

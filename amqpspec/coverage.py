@@ -67,7 +67,7 @@ def load_untested(protocol: str) -> list[Untested]:
 def coverage(protocol: str, *, extensions: bool = False) -> list[ClauseCoverage]:
     rows = {c.id: ClauseCoverage(c) for c in catalog.catalog(protocol, extensions=extensions)}
     for case in discover(protocol):
-        for cid in case.clauses:
+        for cid in case.cited:  # a guideline quoting a clause's sentence does not cover it
             if cid in rows:
                 rows[cid].cases.append(case.id)
     for item in load_untested(protocol):

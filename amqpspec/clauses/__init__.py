@@ -15,7 +15,7 @@ import difflib
 import functools
 import re
 
-from . import amqp091, amqp10
+from . import amqp091, amqp10, quote
 from .model import Clause, Level
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "catalog",
     "by_id",
     "get",
+    "is_documentation",
+    "quote",
     "section_titles",
     "protocol_of",
 ]
@@ -39,6 +41,7 @@ _PREFIX_PROTOCOL = {
     amqp091.SPEC_PREFIX: "0-9-1",
     amqp091.EXTENSION_PREFIX: "0-9-1",
     amqp10.PREFIX: "1.0",
+    **{prefix: "1.0" for prefix in amqp10.VENDOR_PREFIXES},
 }
 
 
@@ -68,8 +71,13 @@ def _check_protocol(protocol: str) -> str:
     return protocol
 
 
-def catalog(protocol: str, *, extensions: bool = False) -> list[Clause]:
+def catalog(protocol: str, *, extensions: bool = False, documentation: bool = False) -> list[Clause]:
     """All clauses of ``protocol``, in a stable order (a fresh list each call).
+
+    With ``documentation``, the list goes on with the sentences that are not clauses but that
+    cases rely on (a field's meaning, a reply code's description, a label; see
+    ``amqp091.documentation`` and ``amqp10.documentation``). Those are never part of the
+    counts: the normative catalog alone is the denominator of coverage.
 
     For "0-9-1": the 60 prose sentences, then the 115 XML rules; with ``extensions`` also
     the 24 RabbitMQ-only rules (ids ``rabbitmq091:...``), which reports count apart from
@@ -80,19 +88,26 @@ def catalog(protocol: str, *, extensions: bool = False) -> list[Clause]:
     not shipped, so ``extensions`` changes nothing there.
     """
     if _check_protocol(protocol) == "1.0":
-        return amqp10.catalog()
-    return amqp091.catalog(extensions=extensions)
+        return amqp10.catalog() + (amqp10.documentation() if documentation else [])
+    return amqp091.catalog(extensions=extensions) + (
+        amqp091.documentation(extensions=extensions) if documentation else [])
 
 
-def by_id(protocol: str, *, extensions: bool = True) -> dict[str, Clause]:
+def by_id(protocol: str, *, extensions: bool = True, documentation: bool = False) -> dict[str, Clause]:
     """Clauses of ``protocol`` keyed by id. Extension clauses are included by default,
-    since looking one up never changes what the specification says."""
-    return dict(_index(protocol, extensions))
+    since looking one up never changes what the specification says; documentation
+    sentences only when asked for (callers that count clauses use this without them)."""
+    return dict(_index(protocol, extensions, documentation))
 
 
 @functools.lru_cache(maxsize=None)
-def _index(protocol: str, extensions: bool) -> dict[str, Clause]:
-    return {c.id: c for c in catalog(protocol, extensions=extensions)}
+def _index(protocol: str, extensions: bool, documentation: bool = False) -> dict[str, Clause]:
+    return {c.id: c for c in catalog(protocol, extensions=extensions, documentation=documentation)}
+
+
+def is_documentation(clause: Clause) -> bool:
+    """Whether ``clause`` is a documentation sentence rather than a clause of the catalog."""
+    return clause.id not in _index(clause.protocol, True, False)
 
 
 def protocol_of(clause_id: str) -> str:
@@ -108,12 +123,13 @@ def protocol_of(clause_id: str) -> str:
 
 
 def get(clause_id: str) -> Clause:
-    """The clause with this id, whatever its prefix (amqp091:, rabbitmq091:, amqp10:).
+    """The clause with this id, whatever its prefix (amqp091:, rabbitmq091:, amqp10:);
+    documentation sentences (``amqp091:basic.get.no-ack/d1``) are found too.
 
     Rule names containing spaces ("not mandatory") are spelt with hyphens in ids; the
     spelling with spaces is accepted too.
     """
-    index = _index(protocol_of(clause_id), True)
+    index = _index(protocol_of(clause_id), True, True)
     clause = index.get(clause_id)
     if clause is None:
         head, sep, name = clause_id.rpartition("/")

@@ -14,6 +14,31 @@ Three sources, three id schemes (all stable: they depend only on the spec text):
 * the statements of RabbitMQ's guides that cases rely on (``rabbitmq-guides.toml``, e.g.
   Direct Reply-To): ``rabbitmq091:<guide>/<name>``, counted with the extension rules.
 
+Those are the normative catalog (:func:`catalog`), whose counts are the denominators of
+coverage. Cases also rely on text that is not a clause: the meaning of a field or a reply
+code, a lower-case "should", a field's label. :func:`documentation` gives every such sentence
+an id too, so that every verdict names the text it stands on:
+
+* every sentence of the ``<doc>``\ s (``type="grammar"`` included, scenarios excluded: those
+  belong to their rule) of a class, method, field, domain or constant:
+  ``amqp091:<class>[.<method>[.<field>]]/d<k>``, ``amqp091:domain.<name>/d<k>``,
+  ``amqp091:constant.<name>/d<k>``, ``k`` the 1-based ordinal of the sentence among the
+  element's own docs; the element's ``label`` attribute is ``.../label``, and each
+  ``<chassis>`` of a class or method is ``.../chassis-<name>`` with the text
+  ``<chassis name="server" implement="SHOULD"/>`` (the XML's own spelling, spaces removed),
+  each ``<assert>`` is ``.../assert-<check>`` (``<assert check="length" value="127"/>``).
+  The extended XML's elements that the specification lacks, and its sentences that the
+  specification's element lacks (RabbitMQ reworded basic.cancel), get the prefix
+  ``rabbitmq091:`` (ordinals as in the extended XML).
+* with the extensions, every sentence of the paragraphs of RabbitMQ's errata page
+  (``errata.md``): ``rabbitmq091:errata.<n>/d<k>``, ``n`` the erratum's number.
+* every sentence of the prose that is not a clause: ``amqp091:<section>/d<k>``, ``k`` the
+  ordinal of such sentences within the section (the clauses keep their own ordinals).
+
+A documentation sentence takes the strongest upper-case keyword it contains (a field's doc can
+say SHOULD), else :attr:`Level.DEFINITION`; a label is always a definition, a chassis takes its
+``implement`` attribute.
+
 Every ``rabbitmq091:`` clause is a vendor clause: it names the RabbitMQ releases its text
 describes (``Clause.versions``) and the document edition it comes from (``Clause.source``),
 since RabbitMQ's texts change between releases and a release is judged by its own.
@@ -24,6 +49,7 @@ given there are the acceptance test of this module.
 from __future__ import annotations
 
 import functools
+import html
 import re
 import tomllib
 import xml.etree.ElementTree as ET
@@ -32,6 +58,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 
 from .keywords import (
+    KEYWORD_LEVEL,
     collapse_whitespace,
     is_keyword_definition,
     split_sentences,
@@ -58,6 +85,7 @@ __all__ = [
     "prose_body",
     "section_titles",
     "catalog",
+    "documentation",
 ]
 
 PROTOCOL = "0-9-1"
@@ -390,3 +418,124 @@ def catalog(*, extensions: bool = False) -> list[Clause]:
     """Prose clauses then XML rules (then RabbitMQ's extension rules and guide statements if
     asked for)."""
     return list(_catalog(extensions))
+
+
+# --------------------------------------------------------------------------- documentation
+
+
+def _doc_units(xml_name: str) -> dict[str, list[Clause]]:
+    """The documentation units of one XML file, grouped by element XML path (unprefixed ids)."""
+    root = ET.fromstring(_read_spec_bytes(xml_name))
+    out: dict[str, list[Clause]] = {}
+
+    def unit(sec: str, title: str, name: str, level: Level, text: str, source: str) -> Clause:
+        return Clause(id=f"{sec}/{name}", protocol=PROTOCOL, section=sec, section_title=title,
+                      level=level, text=text, source=source)
+
+    def visit(elem: ET.Element, path: list[str], section: list[str]) -> None:
+        for child in elem:
+            tag, name = child.tag, child.get("name", "")
+            if tag not in ("domain", "class", "method", "field", "constant"):
+                continue
+            if tag in ("domain", "constant"):
+                sec_parts = [tag, name]
+            elif tag == "class":
+                sec_parts = [name]
+            else:
+                sec_parts = section + [name]
+            xml_path = "/".join(path + [f"{tag}:{name}"])
+            sec = ".".join(sec_parts)
+            title = child.get("label") or name
+            units: list[Clause] = []
+            if child.get("label"):
+                units.append(unit(sec, title, "label", Level.DEFINITION,
+                                  collapse_whitespace(child.get("label", "")), f"{xml_name}:{xml_path}/@label"))
+            for check in (c for c in child if c.tag == "assert"):
+                attrs = " ".join(f'{k}="{v}"' for k, v in check.attrib.items())
+                units.append(unit(sec, title, f"assert-{check.get('check', '')}", Level.DEFINITION,
+                                  f"<assert {attrs}/>", f"{xml_name}:{xml_path}/assert:{check.get('check', '')}"))
+            for chassis in (c for c in child if c.tag == "chassis"):
+                implement = chassis.get("implement", "")
+                text = f'<chassis name="{chassis.get("name", "")}" implement="{implement}"/>'
+                units.append(unit(sec, title, f"chassis-{chassis.get('name', '')}",
+                                  KEYWORD_LEVEL.get(implement, Level.DEFINITION), text,
+                                  f"{xml_name}:{xml_path}/chassis:{chassis.get('name', '')}"))
+            k = 0
+            for doc in (d for d in child if d.tag == "doc" and d.get("type") != "scenario"):
+                for sentence in split_sentences("".join(doc.itertext())):
+                    k += 1
+                    units.append(unit(sec, title, f"d{k}", strongest_level(sentence) or Level.DEFINITION,
+                                      sentence, f"{xml_name}:{xml_path}/doc"))
+            if units:
+                out[xml_path] = units
+            visit(child, path + [f"{tag}:{name}"], sec_parts)
+
+    visit(root, [], [])
+    return out
+
+
+ERRATA_FILE = "errata.md"
+_ERRATUM_RE = re.compile(r"^## (\d+) (.*?)\s*\{#section_\d+\}\s*$", re.M)
+_PARAGRAPH_RE = re.compile(r"<p[^>]*>(.*?)</p>", re.S)
+_TAG_RE = re.compile(r"<[^>]+>")
+
+
+def _errata_units() -> list[Clause]:
+    """The sentences of RabbitMQ's errata page, one erratum per numbered heading."""
+    text = _read_spec_bytes(ERRATA_FILE).decode("utf-8")
+    heads = list(_ERRATUM_RE.finditer(text))
+    out: list[Clause] = []
+    for head, following in zip(heads, heads[1:] + [None]):
+        body = text[head.end(): following.start() if following else len(text)]
+        sec = f"errata.{head.group(1)}"
+        sentences = [s for p in _PARAGRAPH_RE.findall(body)
+                     for s in split_sentences(html.unescape(_TAG_RE.sub("", p)))]
+        for k, sentence in enumerate(sentences, 1):
+            out.append(Clause(id=f"{EXTENSION_PREFIX}{sec}/d{k}", protocol=PROTOCOL, section=sec,
+                              section_title=f"RabbitMQ errata {head.group(1)}: {head.group(2)}",
+                              level=strongest_level(sentence) or Level.DEFINITION, text=sentence,
+                              source=f"{ERRATA_FILE}:section_{head.group(1)}", product=VENDOR,
+                              versions=EXTENDED_XML_VERSIONS,
+                              versions_source="RabbitMQ's AMQP 0-9-1 errata page (one edition for all releases)"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _documentation(extensions: bool) -> tuple[Clause, ...]:
+    titles = section_titles()
+    normative = {(c.section, c.text) for c in prose_clauses()}
+    ordinal: Counter[str] = Counter()
+    prose: list[Clause] = []
+    for sentence in prose_sentences():
+        if (sentence.section, sentence.text) in normative:
+            continue
+        ordinal[sentence.section] += 1
+        prose.append(Clause(
+            id=f"{SPEC_PREFIX}{sentence.section}/d{ordinal[sentence.section]}",
+            protocol=PROTOCOL, section=sentence.section, section_title=titles[sentence.section],
+            # the keyword-definition sentence names every keyword and requires nothing
+            level=(Level.DEFINITION if is_keyword_definition(sentence.text)
+                   else strongest_level(sentence.text) or Level.DEFINITION),
+            text=sentence.text, source=f"{PROSE_FILE}:{sentence.section}",
+        ))
+    base = _doc_units(XML_FILE)
+    units = list(prose) + [replace(c, id=SPEC_PREFIX + c.id) for group in base.values() for c in group]
+    if extensions:
+        # RabbitMQ's XML adds elements and rewords some docs of the specification's (basic.cancel
+        # may be sent by the server): its sentences that the specification's element lacks.
+        ours = {path: {c.text for c in group} for path, group in base.items()}
+        units += [replace(c, id=EXTENSION_PREFIX + c.id, product=VENDOR, versions=EXTENDED_XML_VERSIONS,
+                          versions_source=EXTENDED_XML_VERSIONS_SOURCE)
+                  for path, group in _doc_units(EXTENDED_XML_FILE).items() for c in group
+                  if c.text not in ours.get(path, ())]
+        units += _errata_units()
+    result = tuple(units)
+    _check_unique(list(result) + list(_catalog(extensions)), "AMQP 0-9-1 documentation")
+    return result
+
+
+def documentation(*, extensions: bool = False) -> list[Clause]:
+    """The sentences cases rely on that are not clauses (see the module docstring), in a
+    stable order: the prose's, then the XML docs' in document order (then the extended XML's
+    elements that the specification lacks, if asked for)."""
+    return list(_documentation(extensions))

@@ -43,6 +43,22 @@ eight keywords are handled like this:
 
 ``catalog()`` is therefore 366 prose clauses followed by 5 figure clauses, 371 in all.
 
+Cases also rely on sentences that are not clauses (what a field means, a lower-case
+"should", an error condition's description). :func:`documentation` gives each of them an id:
+every other sentence of the prose is ``amqp10:<section>/d<k>``, ``k`` its ordinal among such
+sentences of the section (the clauses keep their own ordinals), with
+:attr:`~amqpspec.clauses.model.Level.DEFINITION` as its level (only the RFC 2119 sentence of
+Part 0 names keywords, and it requires nothing); every ``label`` attribute of a type, field or
+choice is ``amqp10:<section>/<name>/label`` (``name`` the field or choice, or the type when the
+label is the type's own; an ``encoding``'s label too: ``amqp10:1.6.20/str8-utf8/label``), a
+definition too. Each figure is one definition ``amqp10:<section>/figure-<n>`` (``n`` its ordinal
+in the section), its text the figure's with whitespace collapsed, so a case can quote a row of
+a table.
+
+Cases of RabbitMQ's extensions and of real-client scenarios also quote documents outside the
+specification; ``vendor-texts.toml`` records those passages (ids ``rabbitmq10:<section>/<name>``,
+``oslo10:<section>/<name>``, see the file's header), which are documentation sentences too.
+
 ``source`` is ``<xml file>:<path>``: the HTML anchors of the enclosing elements
 (``section-connections/doc-idp150480``, ``section-performatives/type-open``) then, for an
 element the HTML has no anchor for, ``field:<name>``, ``choice:<name>``, ``picture:<n>`` ...
@@ -55,6 +71,7 @@ import csv
 import functools
 import io
 import re
+import tomllib
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
@@ -62,7 +79,7 @@ from importlib import resources
 
 from .amqp091 import CatalogError
 from .keywords import is_keyword_definition, split_sentences, strongest_level
-from .model import Clause
+from .model import Clause, Level
 
 __all__ = [
     "PROTOCOL",
@@ -82,6 +99,7 @@ __all__ = [
     "prose_clauses",
     "figure_clauses",
     "catalog",
+    "documentation",
 ]
 
 PROTOCOL = "1.0"
@@ -434,3 +452,92 @@ def _catalog() -> tuple[Clause, ...]:
 def catalog() -> list[Clause]:
     """The prose clauses then the figure clauses (a fresh list each call)."""
     return list(_catalog())
+
+
+# --------------------------------------------------------------------------- documentation
+
+
+@functools.lru_cache(maxsize=None)
+def _documentation() -> tuple[Clause, ...]:
+    titles = section_titles()
+    normative = {(c.section, c.text, c.source) for c in prose_clauses()}
+    ordinal: Counter[str] = Counter()
+    units: list[Clause] = []
+    for s in sentences():
+        if (s.section, s.text, s.source) in normative:
+            continue
+        ordinal[s.section] += 1
+        units.append(Clause(id=f"{PREFIX}{s.section}/d{ordinal[s.section]}", protocol=PROTOCOL,
+                            section=s.section, section_title=titles[s.section], level=Level.DEFINITION,
+                            text=s.text, source=s.source))
+    units += _labels() + list(vendor_texts())
+    pictures: Counter[str] = Counter()
+    for figure in figures():
+        pictures[figure.section] += 1
+        units.append(Clause(id=f"{PREFIX}{figure.section}/figure-{pictures[figure.section]}", protocol=PROTOCOL,
+                            section=figure.section, section_title=titles[figure.section],
+                            level=Level.DEFINITION, text=" ".join(figure.text.split()), source=figure.source))
+    result = tuple(units)
+    _check_unique(result + _catalog(), "AMQP 1.0 documentation")
+    return result
+
+
+def _labels() -> list[Clause]:
+    """The ``label`` attributes of types, fields and choices (each a short definition)."""
+    titles = section_titles()
+    by_anchor = {h.anchor: h.number for h in headings()}
+    out: list[Clause] = []
+    for part in PARTS:
+        root = ET.fromstring(_read(xml_file(part)))
+        for typ in root.iter("type"):
+            section = by_anchor.get(f"type-{typ.get('name')}")
+            if section is None:
+                continue
+            source = f"{xml_file(part)}:type-{typ.get('name')}"
+            for elem in [typ, *typ.findall("field"), *typ.findall("choice"), *typ.findall("encoding")]:
+                label = elem.get("label")
+                if not label:
+                    continue
+                out.append(Clause(id=f"{PREFIX}{section}/{elem.get('name')}/label", protocol=PROTOCOL,
+                                  section=section, section_title=titles[section], level=Level.DEFINITION,
+                                  text=" ".join(label.split()),
+                                  source=source if elem is typ else f"{source}/{elem.tag}:{elem.get('name')}"))
+    return out
+
+
+VENDOR_TEXTS_FILE = "vendor-texts.toml"
+#: prefix -> the product whose documentation says it ("" for a document no broker publishes)
+VENDOR_PREFIXES = {"rabbitmq10:": "RabbitMQ", "oslo10:": ""}
+
+
+@functools.lru_cache(maxsize=None)
+def vendor_texts() -> tuple[Clause, ...]:
+    """The passages of non-specification documents that cases quote (``vendor-texts.toml``):
+    RabbitMQ's own documentation of its AMQP 1.0 support, the oslo.messaging driver's design."""
+    data = tomllib.loads(_read(VENDOR_TEXTS_FILE).decode("utf-8"))
+    out: list[Clause] = []
+    for n, entry in enumerate(data.get("text", []), 1):
+        try:
+            prefix = entry["prefix"] + ":"
+            if prefix not in VENDOR_PREFIXES:
+                raise ValueError(f"prefix {entry['prefix']!r} is not one of {', '.join(VENDOR_PREFIXES)}")
+            level = Level(entry["level"])
+            texts = [entry["text"]] if isinstance(entry["text"], str) else list(entry["text"])
+            for i, text in enumerate(texts, 1):
+                name = entry["name"] if len(texts) == 1 else f"{entry['name']}-{i}"
+                clause = Clause(id=f"{prefix}{entry['section']}/{name}", protocol=PROTOCOL,
+                                section=entry["section"], section_title=entry["title"], level=level,
+                                text=" ".join(text.split()), source=f"{VENDOR_TEXTS_FILE}:{entry['section']}/{name}",
+                                product=VENDOR_PREFIXES[prefix], versions=entry["versions"],
+                                versions_source=entry["source"])
+                clause.version_range  # noqa: B018 -- validates the spelling now, not at run time
+                out.append(clause)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise CatalogError(f"{VENDOR_TEXTS_FILE}: text #{n} is malformed ({type(exc).__name__}: {exc}); "
+                               "each needs prefix, section, name, title, level, versions, source and text") from None
+    return tuple(out)
+
+
+def documentation() -> list[Clause]:
+    """The prose sentences that are not clauses, then the labels (see the module docstring)."""
+    return list(_documentation())

@@ -21,10 +21,14 @@ class Level(str, enum.Enum):
     # A rule element without any upper-case keyword (two 0-9-1 "syntax" rules): it still
     # states what is valid, so a violation is reported, but with the weight the citing case gives.
     NONE = "NONE"
+    # A sentence without any keyword (a field's meaning, a reply code's glossary entry, a
+    # lower-case "should", a label): cases may rely on it, but it obliges nobody, so a check
+    # citing only such sentences is informational. Never part of the normative catalogs.
+    DEFINITION = "definition"
 
     @property
     def rank(self) -> int:
-        """Smaller is stronger: MUST NOT > MUST > SHOULD NOT > SHOULD > MAY > NONE."""
+        """Smaller is stronger: MUST NOT > MUST > SHOULD NOT > SHOULD > MAY > NONE > definition."""
         return _RANK[self]
 
     @property
@@ -36,6 +40,8 @@ class Level(str, enum.Enum):
             return "SHOULD"
         if self is Level.MAY:
             return "MAY"
+        if self is Level.DEFINITION:
+            return "DEFINITION"
         return "NONE"
 
 
