@@ -63,7 +63,7 @@ class Checks:
         """``clauses`` None: the case's own clauses (or its guideline); a check of another text gives
         its clauses, or ``level`` and ``guideline``."""
         spec = self.ctx.spec
-        if guideline and guideline == spec.guideline and level == spec.level and not clauses:
+        if guideline and guideline == spec.guideline and level in (None, spec.level) and not clauses:
             level, guideline = None, ""  # the case's own guideline: already stated once for the case
         return self.ctx.record(ok, expected=expected, observed=observed, what=what, clauses=clauses, level=level,
                                guideline=guideline)

@@ -8,7 +8,6 @@ ones that watch one channel for an exception are in ``_replies``.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
@@ -57,7 +56,7 @@ def no_ack_consumer(ctx: Context) -> None:
     ctx.record(not left, expected="queue empty: the no-ack deliveries were dequeued",
                observed=f"basic.get found {shown(bodies(left))}" if left else "basic.get-empty",
                what="no-ack deliveries are not requeued when the channel closes", clauses=(),
-               level=Level.SHOULD, guideline=NO_ACK_DOC)
+               guideline=NO_ACK_DOC)
 
 
 @case("amqp091/basic/explicit-ack-consumer",
@@ -169,7 +168,7 @@ def qos_ok(obs: Observation, ch: int) -> bool:
 
 
 @case("amqp091/basic.qos/qos-ok", title="basic.qos with a prefetch count is answered with basic.qos-ok",
-      level=Level.SHOULD, guideline=QOS_OK_DOC)
+      guideline=QOS_OK_DOC)
 def qos_answered(ctx: Context) -> None:
     """Sends basic.qos(prefetch-size 0, prefetch-count 10, global false), then the same with global
     true. Each must be answered with qos-ok (the server MUST implement basic.qos, chassis)."""
@@ -226,7 +225,7 @@ def prefetch_count_limits(ctx: Context) -> None:
 
 @case("amqp091/basic.qos/prefetch-count-ignored-with-no-ack",
       title="prefetch-count 1 does not hold back deliveries to a no-ack consumer",
-      level=Level.SHOULD, guideline=PREFETCH_NO_ACK_DOC)
+      guideline=PREFETCH_NO_ACK_DOC)
 def prefetch_ignored_no_ack(ctx: Context) -> None:
     """basic.qos(prefetch-count 1), 4 queued messages, a consumer with no-ack true: all 4 must be
     delivered, since the prefetch-count is ignored with no-ack (doc text, no keyword: a warning)."""
@@ -359,16 +358,15 @@ def get_ok_fields(ctx: Context) -> None:
                what="the delivery tag is not zero")
     ctx.record((m.exchange, m.routing_key) == ("amq.direct", key), expected=f"exchange 'amq.direct', routing-key {key!r}",
                observed=f"exchange {m.exchange!r}, routing-key {m.routing_key!r}",
-               what="exchange and routing key are those of the publish", clauses=(), level=Level.SHOULD,
-               guideline=EXCHANGE_FIELD_DOC + " " + ROUTING_KEY_DOC)
+               what="exchange and routing key are those of the publish", clauses=(), guideline=EXCHANGE_FIELD_DOC + " " + ROUTING_KEY_DOC)
     ctx.record(not m.redelivered, expected="redelivered false (first delivery)", observed=f"redelivered {m.redelivered}",
-               what="a first delivery is not flagged redelivered", clauses=(), level=Level.SHOULD, guideline=REDELIVERED_DOC)
+               what="a first delivery is not flagged redelivered", clauses=(), guideline=REDELIVERED_DOC)
     ctx.record(m.message_count == 2, expected="message-count 2", observed=f"message-count {m.message_count}",
-               what="message-count counts the messages left", clauses=(), level=Level.SHOULD, guideline=MESSAGE_COUNT_DOC)
+               what="message-count counts the messages left", clauses=(), guideline=MESSAGE_COUNT_DOC)
 
 
 @case("amqp091/basic.get/get-empty", title="basic.get on an empty queue is answered with basic.get-empty",
-      level=Level.SHOULD, guideline=GET_EMPTY_DOC)
+      guideline=GET_EMPTY_DOC)
 def get_empty(ctx: Context) -> None:
     """basic.get on a newly declared queue: the answer must be get-empty, and the channel stays open."""
     peer = ctx.connect()

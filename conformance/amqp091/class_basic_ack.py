@@ -12,7 +12,6 @@ redelivery; the server SHOULD flag them redelivered (domain redelivered/implemen
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer, UnexpectedReply
 from amqpspec.verify import ChannelException, StaysOpen
 from amqpspec.wire.amqp091 import MethodFrame, spec
@@ -43,8 +42,8 @@ RECOVER_DOC = ("This method asks the server to redeliver all unacknowledged mess
                "or more messages may be redelivered. [basic.recover]")
 RECOVER_REQUEUE_DOC = ("If this field is zero, the message will be redelivered to the original recipient. If this "
                        "bit is 1, the server will attempt to requeue the message, potentially then delivering it to "
-                       "an alternative subscriber. [basic.recover requeue]; RabbitMQ errata 2 discusses "
-                       "requeue=false.")
+                       "an alternative subscriber. [basic.recover requeue; RabbitMQ errata 2 discusses "
+                       "requeue=false]")
 PRECONDITION_FAILED = 406
 
 
@@ -137,7 +136,7 @@ def _ack_then(ctx: Context, peer: Peer, ch: int, tag: int, what: str, refused: b
 
 
 @case("amqp091/basic.ack/multiple", title="basic.ack with multiple set acknowledges up to and including the tag",
-      level=Level.SHOULD, guideline=MULTIPLE_DOC)
+      guideline=MULTIPLE_DOC)
 def ack_multiple(ctx: Context) -> None:
     """Fetches 3 messages (tags t1 < t2 < t3), sends basic.ack(t2, multiple). Then t3 must still be
     unacknowledged (acking it alone is accepted) and t1 acknowledged already (acking it again is
@@ -152,7 +151,7 @@ def ack_multiple(ctx: Context) -> None:
 
 
 @case("amqp091/basic.ack/multiple-zero", title="basic.ack(0, multiple) acknowledges all outstanding messages",
-      level=Level.SHOULD, guideline=MULTIPLE_DOC)
+      guideline=MULTIPLE_DOC)
 def ack_multiple_zero(ctx: Context) -> None:
     """Fetches 3 messages, sends basic.ack(0, multiple): all are acknowledged, so acking the last
     one again is refused with 406."""
@@ -212,7 +211,7 @@ def reject_requeue(ctx: Context) -> None:
 
 
 @case("amqp091/basic.reject/requeue-false-discards",
-      title="a message rejected with requeue false is discarded", level=Level.SHOULD, guideline=REQUEUE_DOC)
+      title="a message rejected with requeue false is discarded", guideline=REQUEUE_DOC)
 def reject_discards(ctx: Context) -> None:
     """Fetches a message (no-ack false), rejects it with requeue false, closes the channel (which
     would requeue it, were it still unacknowledged) and reads the queue on another channel after
@@ -229,7 +228,7 @@ def reject_discards(ctx: Context) -> None:
 
 
 @case("amqp091/basic.reject/unknown-tag", title="basic.reject of a delivery tag never delivered is channel exception 406",
-      level=Level.SHOULD, guideline=REJECT_UNKNOWN)
+      guideline=REJECT_UNKNOWN)
 def reject_unknown(ctx: Context) -> None:
     """On a fresh channel, basic.reject(delivery-tag 99, requeue false). The spec names no reaction;
     the errata suggest precondition-failed as for basic.ack: channel.close 406 (a warning)."""
@@ -278,7 +277,7 @@ def _recover(ctx: Context, requeue: bool) -> None:
     reply, got = gather(peer, lambda i: method_on(ch, "basic.recover-ok")(i), WAIT, got)
     if reply is None:
         ctx.record(False, expected="basic.recover-ok", observed=got.describe(), what="basic.recover is answered",
-                   clauses=(), level=Level.SHOULD, guideline=RECOVER_REQUEUE_DOC if not requeue else RECOVER_DOC)
+                   clauses=(), guideline=RECOVER_REQUEUE_DOC if not requeue else RECOVER_DOC)
         return
     resent = _resent(peer, ch, before, got, len(sent))
     flags = [m.redelivered for m in resent]
@@ -291,14 +290,13 @@ def _recover(ctx: Context, requeue: bool) -> None:
     if requeue:
         ctx.record(sorted(m.body for m in resent) == sent, expected=f"{shown(sent)} resent",
                    observed=f"{shown(m.body for m in resent)} resent", what="every unacknowledged message is resent",
-                   clauses=(), level=Level.SHOULD, guideline=RECOVER_DOC)
+                   clauses=(), guideline=RECOVER_DOC)
     else:
         same = all(m.method.consumer_tag == tag for m in resent)
         ctx.record(sorted(m.body for m in resent) == sent and same,
                    expected=f"{shown(sent)} resent to the original consumer {tag!r}",
                    observed=f"{shown(m.body for m in resent)} resent to {sorted({m.method.consumer_tag for m in resent})}",
-                   what="requeue false redelivers to the original recipient", clauses=(), level=Level.SHOULD,
-                   guideline=RECOVER_REQUEUE_DOC)
+                   what="requeue false redelivers to the original recipient", clauses=(), guideline=RECOVER_REQUEUE_DOC)
 
 
 @case("amqp091/basic.recover/requeue-true", title="basic.recover(requeue true) resends the unacknowledged messages flagged redelivered",
@@ -351,8 +349,7 @@ def _requeued(ctx: Context, q: str, msg: Message) -> None:
     again = get_eventually(peer, peer.open_channel(), q)
     if not ctx.record(again is not None and again.body == msg.body, expected=f"the message {msg.body!r} again",
                       observed=again.summary() if again else "basic.get-empty",
-                      what="the unacknowledged message is back in the queue", clauses=(), level=Level.SHOULD,
-                      guideline=CHANNEL_CLOSURE):
+                      what="the unacknowledged message is back in the queue", clauses=(), guideline=CHANNEL_CLOSURE):
         return
     ctx.record(again.redelivered, expected="redelivered true", observed=f"redelivered {again.redelivered}",
                what="it is flagged redelivered", clauses=REDELIVERED)
@@ -382,7 +379,7 @@ def redelivered_after_connection_close(ctx: Context) -> None:
 
 @case("amqp091/4.5/unacked-requeued-on-channel-close",
       title="unacknowledged messages of a channel the client closes are redelivered",
-      level=Level.SHOULD, guideline=CHANNEL_CLOSURE)
+      guideline=CHANNEL_CLOSURE)
 def requeued_on_channel_close(ctx: Context) -> None:
     """Fetches a message with basic.get (no-ack false), closes the channel with channel.close /
     close-ok, and reads the queue on a new connection: the message is there again, flagged
@@ -396,7 +393,7 @@ def requeued_on_channel_close(ctx: Context) -> None:
 
 @case("amqp091/4.5/unacked-requeued-on-channel-exception",
       title="unacknowledged messages of a channel closed by an exception are redelivered",
-      level=Level.SHOULD, guideline=CHANNEL_CLOSURE)
+      guideline=CHANNEL_CLOSURE)
 def requeued_on_channel_exception(ctx: Context) -> None:
     """Fetches a message (no-ack false), then provokes a channel exception on that channel (basic.ack
     of tag 999, which refers to nothing), answers the close, and reads the queue on a new
@@ -416,7 +413,7 @@ def requeued_on_channel_exception(ctx: Context) -> None:
 
 @case("amqp091/4.5/unacked-requeued-on-socket-close",
       title="unacknowledged messages of a connection whose socket closes without handshake are redelivered",
-      level=Level.SHOULD, guideline=CHANNEL_CLOSURE)
+      guideline=CHANNEL_CLOSURE)
 def requeued_on_socket_close(ctx: Context) -> None:
     """Fetches a message (no-ack false), then closes the TCP socket without connection.close (4.5
     case 3), and reads the queue on a new connection: the message is there again, flagged

@@ -46,7 +46,7 @@ def consume_reaction(peer: Peer, ch: int, **fields: object) -> Observation:
 # ------------------------------------------------------------------------------------ consumer tags
 @case("amqp091/basic.consume/server-generated-tag",
       title="an empty consumer tag gets a non-empty server-generated tag, a different one each time",
-      level=Level.SHOULD, guideline=GENERATED_TAG_DOC)
+      guideline=GENERATED_TAG_DOC)
 def server_generated_tag(ctx: Context) -> None:
     """Starts two consumers with an empty consumer-tag on one channel and queue: each consume-ok
     must carry a non-empty tag, and the two must differ ("a unique tag"; doc text, a warning)."""
@@ -60,7 +60,7 @@ def server_generated_tag(ctx: Context) -> None:
 
 
 @case("amqp091/basic.consume/client-tag-echoed", title="consume-ok carries the consumer tag the client chose",
-      level=Level.SHOULD, guideline=CONSUME_OK_DOC)
+      guideline=CONSUME_OK_DOC)
 def client_tag_echoed(ctx: Context) -> None:
     """Starts a consumer with the tag "amqpspec-ctag-<random>": consume-ok must hold that tag."""
     peer = ctx.connect()
@@ -88,7 +88,7 @@ def duplicate_tag(ctx: Context) -> None:
 
 @case("amqp091/basic.consume/same-tag-other-channel",
       title="the same consumer tag can be used on two channels",
-      level=Level.SHOULD, guideline=GENERATED_TAG_DOC)
+      guideline=GENERATED_TAG_DOC)
 def same_tag_other_channel(ctx: Context) -> None:
     """Starts a consumer with tag T on channel 1 and another with the same tag T on channel 2
     (same queue): consumer tags are local to a channel, so both get consume-ok."""
@@ -124,7 +124,8 @@ def tag_from_other_channel(ctx: Context) -> None:
     obs = peer.observe(REACTION_WINDOW, stop=lambda i: method_on(b, "basic.cancel-ok")(i) or is_close(i))
     ctx.check(obs, ConnectionException(NOT_ALLOWED), what="a consumer tag of another channel is not-allowed",
               clauses=("amqp091:basic.consume.consumer-tag/02",), level=Level.MAY,
-              guideline="on-failure not-allowed of basic.consume.consumer-tag/02, a rule on the client")
+              guideline="I.e. a client MUST NOT create a consumer in one channel and then use it in another. "
+                        "[basic.consume consumer-tag rule 02, a rule on the client; its on-failure is not-allowed]")
 
 
 @case("amqp091/basic.consume/sixteen-consumers", title="a queue accepts 16 consumers",
@@ -163,7 +164,7 @@ def exclusive_on_busy_queue(ctx: Context) -> None:
 
 @case("amqp091/basic.consume/exclusive-consumer-keeps-others-out",
       title="while an exclusive consumer is active, another consumer on the queue is refused",
-      level=Level.SHOULD, guideline=EXCLUSIVE_DOC)
+      guideline=EXCLUSIVE_DOC)
 def exclusive_keeps_others_out(ctx: Context) -> None:
     """Connection 1 starts an exclusive consumer on a shared queue; connection 2 starts an ordinary
     consumer on it. Only the exclusive consumer can access the queue, so the second must be refused:
@@ -179,7 +180,7 @@ def exclusive_keeps_others_out(ctx: Context) -> None:
 
 
 @case("amqp091/basic.consume/no-local", title="a no-local consumer gets messages of other connections, not its own",
-      level=Level.SHOULD, guideline=NO_LOCAL_DOC)
+      guideline=NO_LOCAL_DOC)
 def no_local(ctx: Context) -> None:
     """Connection 1 starts a no-local, no-ack consumer, then publishes M1 to the queue on another of
     its channels (a passive declare there makes sure the queue has handled it); connection 2 then
@@ -227,14 +228,14 @@ def deliver_fields(ctx: Context) -> None:
                what="delivery tags are not zero")
     ctx.record(all(m.method.consumer_tag == tag for m in msgs), expected=f"consumer-tag {tag!r}",
                observed=f"consumer tags {[m.method.consumer_tag for m in msgs]}", what="the consumer tag is the consumer's",
-               clauses=(), level=Level.SHOULD, guideline=CONSUMER_TAG_DOC)
+               clauses=(), guideline=CONSUMER_TAG_DOC)
     pairs = {(m.method.exchange, m.routing_key) for m in msgs}
     ctx.record(pairs == {("amq.direct", key)}, expected=f"exchange 'amq.direct', routing-key {key!r}",
                observed=f"{sorted(pairs)}", what="exchange and routing key are those of the publish", clauses=(),
-               level=Level.SHOULD, guideline=EXCHANGE_FIELD_DOC + " " + ROUTING_KEY_DOC)
+               guideline=EXCHANGE_FIELD_DOC + " " + ROUTING_KEY_DOC)
     ctx.record(not any(m.redelivered for m in msgs), expected="redelivered false on first deliveries",
                observed=f"redelivered {[m.redelivered for m in msgs]}", what="first deliveries are not flagged redelivered",
-               clauses=(), level=Level.SHOULD, guideline=REDELIVERED_DOC)
+               clauses=(), guideline=REDELIVERED_DOC)
 
 
 @case("amqp091/basic.deliver/content-unmodified",
@@ -259,7 +260,7 @@ def deliver_content_unmodified(ctx: Context) -> None:
     accepted = react(peer, ch)
     if not StaysOpen().accepts(accepted):
         ctx.check(accepted, StaysOpen(), what="the message with all properties is accepted", clauses=(),
-                  level=Level.MAY, guideline=VALID_TYPES)
+                  guideline=VALID_TYPES)
         return
     start_consumer(peer, ch, q, tag="amqpspec-content")
     deliver = None
@@ -321,7 +322,7 @@ def deliver_empty_body(ctx: Context) -> None:
                        and i.method.NAME == "basic.deliver", WAIT)
     if not before.items or not method_on(ch, "basic.deliver")(before.items[-1]):
         ctx.record(False, expected="basic.deliver", observed=before.describe(), what="the message is delivered",
-                   clauses=(), level=Level.SHOULD, guideline=EMPTY_BODY_DOC)
+                   clauses=(), guideline=EMPTY_BODY_DOC)
         return
     obs = react(peer, ch)
     frames = [f for f in obs.received if getattr(f, "channel", None) == ch]
@@ -330,7 +331,7 @@ def deliver_empty_body(ctx: Context) -> None:
                observed=obs.describe(), what="the empty body is delivered empty")
     ctx.record(not any(isinstance(f, BodyFrame) for f in frames), expected="no content body frame",
                observed=obs.describe(), what="no body frame follows a body-size of 0", clauses=(),
-               level=Level.SHOULD, guideline=EMPTY_BODY_DOC)
+               guideline=EMPTY_BODY_DOC)
 
 
 REDELIVERY_ROUNDS = 20
@@ -368,7 +369,7 @@ def redelivery_limit(ctx: Context) -> None:
 
 # ------------------------------------------------------------------------------------ basic.cancel
 @case("amqp091/basic.cancel/cancel-ok", title="basic.cancel is answered with cancel-ok carrying the consumer tag",
-      level=Level.SHOULD, guideline=CANCEL_DOC)
+      guideline=CANCEL_DOC)
 def cancel_ok(ctx: Context) -> None:
     """Starts a consumer with a chosen tag and cancels it: the answer must be cancel-ok with that tag."""
     peer = ctx.connect()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.verify import ChannelException, StaysOpen
 from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
@@ -72,8 +71,7 @@ def check_returned_content(ctx: Context, ret: Message, props: spec.BasicProperti
     m = ret.method
     ctx.record((m.exchange, m.routing_key) == (exchange, key), expected=f"exchange {exchange!r}, routing-key {key!r}",
                observed=f"exchange {m.exchange!r}, routing-key {m.routing_key!r}",
-               what="basic.return names the exchange and routing key of the publish", clauses=(), level=Level.SHOULD,
-               guideline=EXCHANGE_FIELD_DOC + " " + ROUTING_KEY_DOC)
+               what="basic.return names the exchange and routing key of the publish", clauses=(), guideline=EXCHANGE_FIELD_DOC + " " + ROUTING_KEY_DOC)
     ctx.note(f"basic.return reply-code {m.reply_code} {m.reply_text!r}")
 
 
@@ -112,8 +110,7 @@ def default_exchange(ctx: Context) -> None:
                       observed=msg.summary() if msg else "basic.get-empty"):
         return
     ctx.record(msg.method.exchange == "", expected="exchange ''", observed=f"exchange {msg.method.exchange!r}",
-               what="get-ok names the default exchange as ''", clauses=(), level=Level.SHOULD,
-               guideline=DEFAULT_EXCHANGE_GET_DOC)
+               what="get-ok names the default exchange as ''", clauses=(), guideline=DEFAULT_EXCHANGE_GET_DOC)
 
 
 @case("amqp091/basic.publish/bcc-header-kept",
@@ -210,7 +207,7 @@ def mandatory_default_exchange(ctx: Context) -> None:
 
 
 @case("amqp091/basic.publish/mandatory-routable-not-returned",
-      title="a routable mandatory message is queued, not returned", level=Level.SHOULD, guideline=MANDATORY_DOC)
+      title="a routable mandatory message is queued, not returned", guideline=MANDATORY_DOC)
 def mandatory_routable(ctx: Context) -> None:
     """Publishes with mandatory set to a queue (default exchange), then basic.get: no basic.return
     may come, and the message must be in the queue."""
@@ -228,7 +225,7 @@ def mandatory_routable(ctx: Context) -> None:
 
 @case("amqp091/basic.publish/unroutable-dropped-silently",
       title="an unroutable message without mandatory is dropped silently (no return, no exception)",
-      level=Level.SHOULD, guideline=MANDATORY_DOC)
+      guideline=MANDATORY_DOC)
 def unroutable_dropped(ctx: Context) -> None:
     """Publishes without mandatory to a direct exchange with no bindings: no basic.return and no
     exception on the channel (a probe on the same channel is answered)."""
@@ -259,7 +256,7 @@ def immediate_no_consumer(ctx: Context) -> None:
         return
     code = back[0].method.reply_code
     ctx.record(code == 313, expected="reply-code 313 (no-consumers)", observed=f"reply-code {code}",
-               what="the return says no-consumers", clauses=(), level=Level.SHOULD, guideline=NO_CONSUMERS_DOC)
+               what="the return says no-consumers", clauses=(), guideline=NO_CONSUMERS_DOC)
 
 
 @case("amqp091/basic.publish/immediate-with-consumer-delivered",

@@ -8,7 +8,6 @@ Close crossing its own is answered with Close-Ok (channel.close/stability).
 from __future__ import annotations
 
 from amqpspec.case import Context, case, close_info
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import ConnectionException, Replies, Verifier, code_name
 from amqpspec.wire.amqp091 import MethodFrame, spec
@@ -37,7 +36,7 @@ def open_already_open(ctx: Context) -> None:
 
 @case("amqp091/channel.open/never-opened-channel",
       title="a method on a channel never opened is connection exception 504 (channel-error)",
-      level=Level.SHOULD, guideline=CHANNEL_ERROR)
+      guideline=CHANNEL_ERROR)
 def never_opened(ctx: Context) -> None:
     """Sends basic.qos (harmless, answered by qos-ok on an open channel) on channel 1 without
     channel.open first: that is working with a channel that was not opened, which is what 504 means."""
@@ -48,7 +47,7 @@ def never_opened(ctx: Context) -> None:
 
 
 @case("amqp091/channel.open/channel-zero", title="channel.open on channel 0 is a connection exception (503/504)",
-      level=Level.SHOULD, guideline=CHANNEL_ZERO)
+      guideline=CHANNEL_ZERO)
 def open_channel_zero(ctx: Context) -> None:
     """Sends channel.open on channel 0, which carries only connection-global frames; passes on a
     connection exception 504 (channel-error) or 503 (command-invalid)."""
@@ -130,7 +129,7 @@ def channel_close_crossing(ctx: Context) -> None:
 
 @case("amqp091/channel.close-ok/channel-reusable",
       title="after channel.close / close-ok the channel number can be opened again",
-      level=Level.SHOULD, guideline=CLOSE_OK_DOC)
+      guideline=CLOSE_OK_DOC)
 def channel_reusable(ctx: Context) -> None:
     """Opens channel 1, closes it (close / close-ok), and sends channel.open on channel 1 again:
     the resources of the closed channel are released, so it is not "already-opened" and the

@@ -97,7 +97,7 @@ def new_channel_active(ctx: Context) -> None:
 
 
 @case("amqp091/channel.flow/activate-answered", title="channel.flow(active=1) on a new channel gets flow-ok(active=1)",
-      level=Level.SHOULD, guideline=f"{FLOW_OK_DOC} / {INITIAL}")
+      guideline=f"{FLOW_OK_DOC} / {INITIAL}")
 def activate_answered(ctx: Context) -> None:
     """Sends channel.flow(active=1) on a new (already active) channel: the server confirms it
     will "continue to send content frames" with channel.flow-ok(active=1)."""
@@ -107,7 +107,7 @@ def activate_answered(ctx: Context) -> None:
 
 
 @case("amqp091/channel.flow/pause-answered", title="channel.flow(active=0) from the client gets flow-ok(active=0)",
-      level=Level.SHOULD, guideline=f"{FLOW_DOC} / {ACTIVE_DOC} / {FLOW_OK_DOC}")
+      guideline=f"{FLOW_DOC} / {ACTIVE_DOC} / {FLOW_OK_DOC}")
 def pause_answered(ctx: Context) -> None:
     """Sends channel.flow(active=0) on a channel with a consumer: the server is asked to stop
     sending content and confirms with channel.flow-ok(active=0). An exception (e.g. 540
@@ -119,7 +119,7 @@ def pause_answered(ctx: Context) -> None:
 
 @case("amqp091/channel.flow/paused-holds-deliveries",
       title="while paused a consumer gets no deliveries and is not counted; resuming delivers",
-      level=Level.SHOULD, guideline=f"{ACTIVE_DOC} / {FLOW_OK_DOC}")
+      guideline=f"{ACTIVE_DOC} / {FLOW_OK_DOC}")
 def paused_holds_deliveries(ctx: Context) -> None:
     """Pauses a channel with a no-ack consumer (flow active=0, flow-ok), publishes one message to
     its queue from another channel: nothing may be delivered on the paused channel for half a
@@ -136,7 +136,7 @@ def paused_holds_deliveries(ctx: Context) -> None:
     _, consumers = message_count(peer, pub, queue)
     ctx.record(consumers == 0, expected="queue.declare-ok consumer-count 0 (the only consumer is paused)",
                observed=f"consumer-count {consumers}", what="a paused consumer is not counted",
-               level=Level.SHOULD, guideline=CONSUMER_COUNT)
+               guideline=CONSUMER_COUNT)
     if early:
         return
     resumed = flow(peer, ch, True)
@@ -150,7 +150,7 @@ def paused_holds_deliveries(ctx: Context) -> None:
 
 @case("amqp091/channel.flow/paused-get-ok-unaffected",
       title="a paused channel still gets messages with basic.get-ok",
-      level=Level.SHOULD, guideline=FLOW_DOC)
+      guideline=FLOW_DOC)
 def paused_get_ok(ctx: Context) -> None:
     """Pauses a channel (flow active=0, flow-ok), publishes a message to a queue from another
     channel, and sends basic.get on the paused channel: flow "does not affect contents returned

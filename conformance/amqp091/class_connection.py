@@ -12,7 +12,6 @@ the stop predicates (``is_method``, ``any_frame``) in ``_replies``.
 from __future__ import annotations
 
 from amqpspec.case import Context, case, close_info
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer, client_properties
 from amqpspec.verify import ConnectionException, Replies, SilentClose, Verifier, code_name
 from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
@@ -178,7 +177,7 @@ def _limited_channels(ctx: Context, wanted: int = 5) -> tuple[Peer, int]:
 
 @case("amqp091/connection.tune/channel-above-max",
       title="opening a channel numbered above the negotiated channel-max is a connection exception",
-      level=Level.MAY, guideline=CHANNEL_RANGE)
+      guideline=CHANNEL_RANGE)
 def tune_channel_above_max(ctx: Context) -> None:
     """Negotiates channel-max 5 and sends channel.open on channel 6, outside 1..channel-max.
     Passes on a connection exception: 504 (channel-error), 530 (not-allowed) or 503 (command-invalid)."""
@@ -190,7 +189,7 @@ def tune_channel_above_max(ctx: Context) -> None:
 
 @case("amqp091/connection.tune/channel-at-max",
       title="a channel numbered exactly the negotiated channel-max can be opened",
-      level=Level.MAY, guideline=CHANNEL_RANGE)
+      guideline=CHANNEL_RANGE)
 def tune_channel_at_max(ctx: Context) -> None:
     """Negotiates channel-max 5 and opens channel 5, the top of the usable range: channel.open-ok."""
     peer, limit = _limited_channels(ctx)
@@ -283,7 +282,7 @@ INVALID_PATH = "invalid-path (402): The client tried to work with an unknown vir
 
 @case("amqp091/connection.open/unknown-vhost-reply-code",
       title="connection.open to an unknown virtual host is answered with 402 (invalid-path)",
-      level=Level.MAY, guideline=INVALID_PATH)
+      guideline=INVALID_PATH)
 def open_unknown_vhost_code(ctx: Context) -> None:
     """Sends connection.open for a virtual host that does not exist; the reply code defined for
     an unknown virtual host is 402 invalid-path, so connection.close 402 is expected. Only the

@@ -42,7 +42,7 @@ ACCESS_REFUSED = ("access-refused (403): The client attempted to work with a ser
                   "access due to security settings.")
 RESERVED_NAMES = 'Exchange names starting with "amq." are reserved for pre-declared and standardised exchanges.'
 SYNTAX_RULE = "amqp091:exchange.declare.exchange/syntax"
-NAME_LENGTH = "exchange-name: <assert check = \"length\" value = \"127\" /> (domain exchange-name, a shortstr)"
+NAME_LENGTH = "exchange-name: <assert check=\"length\" value=\"127\"/> [domain exchange-name, a shortstr]"
 SYNTAX = ("The exchange name consists of a non-empty sequence of these characters: letters, digits, hyphen, "
           "underscore, period, or colon.")
 PASSIVE_IGNORES = ("If set, the server will reply with Declare-Ok if the exchange already exists with the same "
@@ -249,11 +249,11 @@ def declare_reserved(ctx: Context) -> None:
     name = f"amq.{unique(ctx, 'r')}"
     ctx.will_delete("exchange", name)
     obs = attempt(peer, ch, spec.ExchangeDeclare(exchange=name, type="direct"))
-    ctx.check(obs, refused(ch), what="the declare is refused", level=Level.SHOULD, guideline=RESERVED_NAMES)
+    ctx.check(obs, refused(ch), what="the declare is refused", guideline=RESERVED_NAMES)
     ctx.check(obs, ChannelException(403, channel=ch), what="the refusal is channel exception 403 (access-refused)",
               clauses=("amqp091:exchange.declare.exchange/reserved",), sets_close=False)
     found = exchange_exists(ctx, name)
-    ctx.record(found is False, what="the reserved name was not created", level=Level.SHOULD, guideline=RESERVED_NAMES,
+    ctx.record(found is False, what="the reserved name was not created", guideline=RESERVED_NAMES,
                expected="a passive declare of the name gets 404", observed=existence_text(found))
 
 
@@ -297,7 +297,7 @@ def declare_syntax(ctx: Context) -> None:
 
 
 @case("amqp091/exchange.declare.exchange/name-longer-than-127", title="an exchange name of 128 characters is refused",
-      level=Level.MAY, guideline=NAME_LENGTH)
+      guideline=NAME_LENGTH)
 def declare_name_too_long(ctx: Context) -> None:
     """Declares an exchange whose name has 128 characters (the exchange-name domain asserts at most
     127; no reply code is named): any channel or connection exception passes, declare-ok is informational:
@@ -342,8 +342,7 @@ def declare_typed(ctx: Context) -> None:
     obs = attempt(peer, ch, spec.ExchangeDeclare(exchange=name, type="fanout"))
     ctx.check(obs, ConnectionException(530) | ChannelException(channel=ch))
     ctx.check(obs, ConnectionException(530) | ChannelException(406, channel=ch), sets_close=False,
-              what="the reply code is 530 (connection) or 406 (channel)", level=Level.MAY,
-              guideline=f"{NOT_ALLOWED} / {PRECONDITION_FAILED}")
+              what="the reply code is 530 (connection) or 406 (channel)", guideline=f"{NOT_ALLOWED} / {PRECONDITION_FAILED}")
     # the exchange is still direct: a key that does not match is not delivered
     peer, ch = with_channel(ctx)
     queue = declare_queue(ctx, peer, ch, exclusive=True, auto_delete=True)
@@ -384,7 +383,7 @@ def passive_not_found(ctx: Context) -> None:
 
 @case("amqp091/exchange.declare.passive/ignores-other-fields",
       title="a passive declare with another type and durable flag still gets declare-ok",
-      level=Level.SHOULD, guideline=PASSIVE_IGNORES)
+      guideline=PASSIVE_IGNORES)
 def passive_ignores(ctx: Context) -> None:
     """Declares a transient direct exchange, then declares it passively with type fanout and
     durable set: the other fields are ignored when passive is set, so declare-ok."""
@@ -436,7 +435,7 @@ def equivalent_durable(ctx: Context) -> None:
     obs = attempt(peer, ch, spec.ExchangeDeclare(exchange=name, type="direct", durable=True))
     ctx.check(obs, ChannelException(channel=ch))
     ctx.check(obs, ChannelException(406, channel=ch), what="the reply code is 406 (precondition-failed)",
-              level=Level.SHOULD, guideline=PRECONDITION_FAILED, sets_close=False)
+              guideline=PRECONDITION_FAILED, sets_close=False)
 
 
 @case("amqp091/exchange.declare.durable/support", title="both a durable and a transient exchange can be declared",
@@ -488,7 +487,7 @@ def delete_in_use(ctx: Context) -> None:
 
 @case("amqp091/exchange.delete.if-unused/unused",
       title="exchange.delete with if-unused of an exchange without bindings deletes it",
-      level=Level.SHOULD, guideline=IF_UNUSED_DOC)
+      guideline=IF_UNUSED_DOC)
 def delete_if_unused_unused(ctx: Context) -> None:
     """Declares an exchange with no binding and deletes it with if-unused set: delete-ok, and a
     passive declare then gets 404."""
@@ -504,7 +503,7 @@ def delete_if_unused_unused(ctx: Context) -> None:
 
 @case("amqp091/exchange.delete/cancels-bindings",
       title="exchange.delete removes the exchange and its queue bindings",
-      level=Level.SHOULD, guideline=DELETE_DOC)
+      guideline=DELETE_DOC)
 def delete_cancels_bindings(ctx: Context) -> None:
     """Declares a direct exchange, binds a queue with key k, deletes the exchange (delete-ok, then
     a passive declare gets 404), declares it again and publishes with key k: the old binding is

@@ -70,7 +70,7 @@ RESERVED_TEXT = ("Queue names starting with \"amq.\" are reserved for pre-declar
 SYNTAX_RULE = "amqp091:queue.declare.queue/syntax"
 SYNTAX_TEXT = ("The queue name can be empty, or a sequence of these characters: letters, digits, hyphen, "
                "underscore, period, or colon. [on-failure: precondition-failed]")
-NAME_LENGTH = "queue-name: <assert check = \"length\" value = \"127\" /> (domain queue-name, a shortstr)"
+NAME_LENGTH = "queue-name: <assert check=\"length\" value=\"127\"/> [domain queue-name, a shortstr]"
 QUEUE_NAME_DOC = ("In methods where the queue name may be blank, and that has no specific significance, this refers "
                   "to the 'current' queue for the channel, meaning the last queue that the client declared on the "
                   "channel. If the client did not declare a queue, and the method needs a queue name, this will "
@@ -247,7 +247,7 @@ def syntax_legal(ctx: Context) -> None:
 
 
 @case("amqp091/queue.declare.queue/name-longer-than-127", title="a queue name of 128 characters is refused",
-      level=Level.MAY, guideline=NAME_LENGTH)
+      guideline=NAME_LENGTH)
 def name_too_long(ctx: Context) -> None:
     """Declares a queue whose name has 128 characters (the queue-name domain asserts at most 127;
     no reply code is named): any channel or connection exception passes, a declare-ok is informational:
@@ -349,7 +349,7 @@ def equivalent_durable(ctx: Context) -> None:
     obs = attempt(peer, ch, spec.QueueDeclare(queue=q, durable=True))
     if ctx.check(obs, ChannelException(channel=ch)):
         ctx.check(obs, ChannelException(406, channel=ch), what="the reply code is precondition-failed",
-                  level=Level.SHOULD, guideline=PRECONDITION_FAILED)
+                  guideline=PRECONDITION_FAILED)
 
 
 @case("amqp091/queue.declare.passive/equivalent-exclusive-differs",
@@ -474,7 +474,7 @@ exclusive_case("delete", "queue.delete", lambda q: spec.QueueDelete(queue=q), Tr
 
 @case("amqp091/queue.declare.exclusive/same-connection-other-channel",
       title="an exclusive queue outlives the channel that declared it and serves the connection's other channels",
-      level=Level.SHOULD, guideline=EXCLUSIVE_DOC + " " + EXCLUSIVE_2_1_4)
+      guideline=EXCLUSIVE_DOC + " " + EXCLUSIVE_2_1_4)
 def exclusive_same_connection(ctx: Context) -> None:
     """Declares an exclusive queue on channel 1 and closes channel 1; on channel 2 of the same
     connection, sends basic.get and a passive declare of it: no exception (the queue belongs to
@@ -492,7 +492,7 @@ def exclusive_same_connection(ctx: Context) -> None:
 
 @case("amqp091/queue.declare.exclusive/deleted-with-connection",
       title="an exclusive queue is deleted when its connection closes",
-      level=Level.SHOULD, guideline=EXCLUSIVE_DOC + " " + EXCLUSIVE_2_1_4)
+      guideline=EXCLUSIVE_DOC + " " + EXCLUSIVE_2_1_4)
 def exclusive_deleted_on_close(ctx: Context) -> None:
     """One connection declares an exclusive queue and closes (connection.close / close-ok). A second
     connection then declares it passively until it is reported not found (404), for up to
@@ -508,7 +508,7 @@ def exclusive_deleted_on_close(ctx: Context) -> None:
 
 @case("amqp091/queue.declare.exclusive/deleted-with-connection-while-consumed",
       title="an exclusive queue with a consumer is deleted when its connection closes",
-      level=Level.SHOULD, guideline=EXCLUSIVE_DOC + " " + EXCLUSIVE_2_1_4)
+      guideline=EXCLUSIVE_DOC + " " + EXCLUSIVE_2_1_4)
 def exclusive_consumed_deleted_on_close(ctx: Context) -> None:
     """As deleted-with-connection, with a consumer on the exclusive queue (on another channel of
     the owning connection) when the connection closes: the temporary reply queue of 2.1.4.2. A
@@ -569,7 +569,7 @@ def auto_delete_pre_existence(ctx: Context) -> None:
 
 @case("amqp091/queue.declare.auto-delete/deleted-after-last-cancel",
       title="an auto-delete queue stays while a consumer remains and is deleted when the last one is cancelled",
-      level=Level.SHOULD, guideline=AUTO_DELETE_DOC)
+      guideline=AUTO_DELETE_DOC)
 def auto_delete_last_cancel(ctx: Context) -> None:
     """Declares an auto-delete queue with two consumers on two channels. Cancels the first: the
     queue must still exist (passive declare-ok). Cancels the last: the queue must be reported not
@@ -591,7 +591,7 @@ def auto_delete_last_cancel(ctx: Context) -> None:
 
 @case("amqp091/queue.declare.auto-delete/deleted-after-consumer-channel-close",
       title="an auto-delete queue is deleted when the channel of its last consumer closes",
-      level=Level.SHOULD, guideline=AUTO_DELETE_DOC)
+      guideline=AUTO_DELETE_DOC)
 def auto_delete_channel_close(ctx: Context) -> None:
     """Declares an auto-delete queue, consumes from it on channel 2 and closes channel 2 (close /
     close-ok). The last consumer is cancelled "because its channel is closed": the queue must be
@@ -608,7 +608,7 @@ def auto_delete_channel_close(ctx: Context) -> None:
 
 @case("amqp091/queue.declare.auto-delete/kept-without-consumer",
       title="an auto-delete queue that never had a consumer is not deleted (basic.get is no consumer)",
-      level=Level.SHOULD, guideline=AUTO_DELETE_DOC)
+      guideline=AUTO_DELETE_DOC)
 def auto_delete_no_consumer(ctx: Context) -> None:
     """Declares an auto-delete queue, publishes one message to it and reads it with basic.get, then
     declares it passively: declare-ok passes (it never had a consumer; errata 5 reads basic.get as
@@ -625,7 +625,7 @@ def auto_delete_no_consumer(ctx: Context) -> None:
 # ---------------------------------------------------------------------------------- declare-ok counts
 @case("amqp091/queue.declare-ok/new-queue-counts",
       title="declare-ok of a new queue names it and reports 0 messages and 0 consumers",
-      level=Level.SHOULD, guideline=DECLARE_OK_DOC + " " + MESSAGE_COUNT_DOC)
+      guideline=DECLARE_OK_DOC + " " + MESSAGE_COUNT_DOC)
 def new_queue_counts(ctx: Context) -> None:
     """Declares a new named queue: declare-ok must carry its name, message-count 0 ("zero for
     newly-declared queues") and consumer-count 0."""
@@ -652,7 +652,7 @@ def counts(peer: Peer, ch: int, q: str, want: int, within: float = 1.0) -> Any:
 
 @case("amqp091/queue.declare-ok/message-count",
       title="declare-ok counts ready messages, not those awaiting acknowledgement",
-      level=Level.SHOULD, guideline=MESSAGE_COUNT_DOC)
+      guideline=MESSAGE_COUNT_DOC)
 def message_count(ctx: Context) -> None:
     """Publishes 3 messages to a queue: a passive declare-ok must report message-count 3. Then takes
     one with basic.get without no-ack (it now awaits acknowledgement): the count must be 2."""
@@ -671,7 +671,7 @@ def message_count(ctx: Context) -> None:
 
 
 @case("amqp091/queue.declare-ok/consumer-count", title="declare-ok counts the queue's consumers, not a cancelled one",
-      level=Level.SHOULD, guideline=CONSUMER_COUNT_DOC)
+      guideline=CONSUMER_COUNT_DOC)
 def consumer_count(ctx: Context) -> None:
     """Starts three consumers on a queue (three channels) and cancels the third (cancel-ok), then
     declares the queue passively from a fourth channel: consumer-count must be 2, the consumers
@@ -692,7 +692,7 @@ def consumer_count(ctx: Context) -> None:
 # ---------------------------------------------------------------------------------- 3.1.4
 @case("amqp091/3.1.4/each-message-to-one-client",
       title="a message in a queue with two consumers on two connections is sent to one of them only",
-      level=Level.SHOULD, guideline=ONE_CLIENT_3_1_4)
+      guideline=ONE_CLIENT_3_1_4)
 def each_message_to_one_client(ctx: Context) -> None:
     """Two connections consume (no-ack) from one queue; 10 messages are published to it. Collects
     deliveries on both for up to 3 s (until 10 arrived): each message must reach exactly one client,
@@ -720,7 +720,7 @@ def each_message_to_one_client(ctx: Context) -> None:
 # ---------------------------------------------------------------------------------- queue.purge
 @case("amqp091/queue.purge/removes-ready-messages",
       title="queue.purge removes the queue's messages and reports how many",
-      level=Level.SHOULD, guideline=PURGE_DOC)
+      guideline=PURGE_DOC)
 def purge_ready(ctx: Context) -> None:
     """Publishes 3 messages to a queue and purges it: purge-ok must report 3, and a basic.get after
     it must find the queue empty."""
@@ -755,7 +755,7 @@ def purge_unacked(ctx: Context) -> None:
     reply = peer.call(ch, spec.QueuePurge(queue=q)).method
     ctx.record(reply.message_count == 1, expected="purge-ok message-count 1 (the message awaiting acknowledgement "
                "is not purged)", observed=f"purge-ok message-count {reply.message_count}",
-               what="purge-ok counts only the ready message", level=Level.SHOULD, guideline=PURGE_DOC)
+               what="purge-ok counts only the ready message", guideline=PURGE_DOC)
     peer.send(MethodFrame(ch, spec.BasicReject(delivery_tag=held.delivery_tag, requeue=True)))
     back: list[Message] = []
     until = time.monotonic() + 2.0
@@ -770,7 +770,7 @@ def purge_unacked(ctx: Context) -> None:
 
 @case("amqp091/queue.purge/empty-name-is-last-declared",
       title="queue.purge with an empty name purges the queue last declared on the channel",
-      level=Level.SHOULD, guideline=QUEUE_NAME_DOC)
+      guideline=QUEUE_NAME_DOC)
 def purge_current_queue(ctx: Context) -> None:
     """Declares a queue, publishes 2 messages to it, and sends queue.purge with an empty queue name
     on the same channel: it refers to the last queue declared there, so purge-ok must report 2 and
@@ -802,7 +802,7 @@ missing_queue_case("queue.delete", lambda q: spec.QueueDelete(queue=q), "amqp091
 
 @case("amqp091/queue.delete/reports-deleted-messages",
       title="queue.delete deletes the queue and delete-ok reports its messages",
-      level=Level.SHOULD, guideline=DELETE_DOC)
+      guideline=DELETE_DOC)
 def delete_reports(ctx: Context) -> None:
     """Publishes 2 messages to a queue and deletes it: delete-ok must report 2, and a passive declare
     afterwards must be refused with 404."""
@@ -865,7 +865,7 @@ def delete_not_empty(ctx: Context) -> None:
 
 @case("amqp091/queue.delete.if-unused/conditions-met",
       title="queue.delete with if-unused and if-empty of an unused, empty queue deletes it",
-      level=Level.SHOULD, guideline=IF_UNUSED_DOC + " If set, the server will only delete the queue if it has no "
+      guideline=IF_UNUSED_DOC + " If set, the server will only delete the queue if it has no "
                                                     "messages. [if-empty]")
 def delete_conditions_met(ctx: Context) -> None:
     """Declares a queue and deletes it at once with if-unused and if-empty set: it has no consumer

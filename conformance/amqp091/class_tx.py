@@ -72,8 +72,8 @@ def drain(peer: Peer, ch: int, queue: str, limit: int = 20) -> list[bytes]:
 # ---------------------------------------------------------------------------------- select
 @case("amqp091/tx.select/select-ok",
       title="tx.select is answered with select-ok (or 540 not-implemented by a broker without transactions)",
-      level=Level.SHOULD, guideline=f"tx class: <chassis name=\"server\" implement=\"SHOULD\"/>; tx.select-ok: "
-                                    f"{SELECT_OK_DOC} / {NOT_IMPLEMENTED}")
+      level=Level.SHOULD, guideline=f"<chassis name=\"server\" implement=\"SHOULD\"/> [tx class] / "
+                                    f"{SELECT_OK_DOC} [tx.select-ok] / {NOT_IMPLEMENTED}")
 def select_ok(ctx: Context) -> None:
     """Sends tx.select on a new channel. Servers SHOULD implement the tx class (its chassis); a
     server that does answers select-ok, one that does not says so with connection exception 540
@@ -108,7 +108,7 @@ def rollback_not_transacted(ctx: Context) -> None:
 
 
 @case("amqp091/tx.select/twice", title="tx.select on an already transacted channel is answered with select-ok",
-      level=Level.SHOULD, guideline=SELECT_DOC)
+      guideline=SELECT_DOC)
 def select_twice(ctx: Context) -> None:
     """Sends tx.select twice on one channel. The doc asks clients to select "at least once" before
     commit or rollback, so a repeated select is legitimate: the second gets select-ok, and the
@@ -124,7 +124,7 @@ def select_twice(ctx: Context) -> None:
 
 @case("amqp091/tx.commit/publish-visible-after-commit",
       title="messages published in a transaction reach the queue only at commit, all of them at once",
-      level=Level.SHOULD, guideline=PUBLISH_DOC)
+      guideline=PUBLISH_DOC)
 def publish_visible_after_commit(ctx: Context) -> None:
     """Publishes three messages on a transacted channel to a queue, then (after a synchronous
     method on that channel proves the publishes were processed) a second connection's basic.get
@@ -144,18 +144,16 @@ def publish_visible_after_commit(ctx: Context) -> None:
     early = get(other, och, queue)
     ctx.record(early is None, expected="basic.get-empty: no message of the open transaction is in the queue",
                observed="basic.get-empty" if early is None else f"got {early.summary()}",
-               what="published messages are not in the queue before commit", level=Level.SHOULD,
-               guideline=f"{PUBLISH_DOC} / {BUFFERED}")
+               what="published messages are not in the queue before commit", guideline=f"{PUBLISH_DOC} / {BUFFERED}")
     obs = answer(peer, ch, spec.TxCommit(), "tx.commit-ok")
     if not ctx.check(obs, Replies("tx.commit-ok", channel=ch), what="tx.commit is answered with commit-ok",
-                     level=Level.SHOULD, guideline=COMMIT_DOC):
+                     guideline=COMMIT_DOC):
         return
     first = get(other, och, queue)
     rest = drain(other, och, queue) if first is not None else []
     got = ([first.body] if first is not None else []) + rest
     ctx.record(got == bodies, expected=f"after commit-ok the queue holds {bodies!r} in order",
-               observed=f"got {got!r}", what="committed messages are in the queue", level=Level.SHOULD,
-               guideline=COMMIT_DOC)
+               observed=f"got {got!r}", what="committed messages are in the queue", guideline=COMMIT_DOC)
     remaining = getattr(first.method, "message_count", None) if first is not None else None
     ctx.record(remaining == len(bodies) - 1,
                expected=f"the first basic.get-ok after commit-ok reports message-count {len(bodies) - 1}: "
@@ -166,7 +164,7 @@ def publish_visible_after_commit(ctx: Context) -> None:
 
 @case("amqp091/tx.rollback/publish-discarded",
       title="rollback discards the transaction's publishes; a new transaction starts after commit and rollback",
-      level=Level.SHOULD, guideline=ROLLBACK_DOC)
+      guideline=ROLLBACK_DOC)
 def rollback_discards_publish(ctx: Context) -> None:
     """On a transacted channel: publish a, commit, publish b, rollback, publish c, commit. The
     queue must then hold exactly a and c: the rollback abandons b only (a new transaction started
@@ -180,7 +178,7 @@ def rollback_discards_publish(ctx: Context) -> None:
         publish(peer, ch, "", queue, body)
         obs = answer(peer, ch, end)
         if not ctx.check(obs, Replies(end.RESPONSES[0], channel=ch), what=f"{end.NAME} is answered",
-                         level=Level.SHOULD, guideline=COMMIT_DOC if end.NAME == "tx.commit" else ROLLBACK_DOC):
+                         guideline=COMMIT_DOC if end.NAME == "tx.commit" else ROLLBACK_DOC):
             return
     other = ctx.connect()
     och = other.open_channel()
@@ -188,10 +186,10 @@ def rollback_discards_publish(ctx: Context) -> None:
     got = drain(other, och, queue)
     ctx.record(b"b" not in got, expected="the message published in the rolled-back transaction (b) is not in the queue",
                observed=f"queue held {got!r} (message-count {count})", what="rollback abandons the publish",
-               level=Level.SHOULD, guideline=ROLLBACK_DOC)
+               guideline=ROLLBACK_DOC)
     ctx.record(got == [b"a", b"c"], expected="the queue holds a and c, in order",
                observed=f"queue held {got!r}", what="commits before and after the rollback take effect",
-               level=Level.SHOULD, guideline=f"{COMMIT_DOC} / {ROLLBACK_DOC}")
+               guideline=f"{COMMIT_DOC} / {ROLLBACK_DOC}")
 
 
 # ---------------------------------------------------------------------------------- acknowledgements
@@ -204,7 +202,7 @@ def _one_message_queue(ctx: Context, peer: Peer, ch: int, body: bytes = b"m") ->
 
 @case("amqp091/tx.commit/ack-takes-effect-at-commit",
       title="an ack in a transaction takes effect at commit, not before",
-      level=Level.SHOULD, guideline=BUFFERED)
+      guideline=BUFFERED)
 def ack_at_commit(ctx: Context) -> None:
     """A queue holds one message. On a transacted channel: basic.get (ack mode), basic.ack, then
     channel.close without commit: the ack was never committed, so the message is still unacked
@@ -223,30 +221,28 @@ def ack_at_commit(ctx: Context) -> None:
     close_channel(consumer, tch)
     count = wait_count(peer, ch, queue, 1)
     ctx.record(count == 1, expected="message-count 1: the uncommitted ack did not remove the message",
-               observed=f"message-count {count}", what="an uncommitted ack is not applied", level=Level.SHOULD,
-               guideline=BUFFERED)
+               observed=f"message-count {count}", what="an uncommitted ack is not applied", guideline=BUFFERED)
     tch = consumer.open_channel()
     tx_select(ctx, consumer, tch)
     msg = get(consumer, tch, queue, no_ack=False)
     if msg is None:
         ctx.record(False, expected="the message is delivered again to basic.get", observed="basic.get-empty",
-                   what="the message is back after the uncommitted ack", level=Level.SHOULD, guideline=BUFFERED)
+                   what="the message is back after the uncommitted ack", guideline=BUFFERED)
         return
     consumer.send(MethodFrame(tch, spec.BasicAck(msg.delivery_tag, False)))
     obs = answer(consumer, tch, spec.TxCommit())
     if not ctx.check(obs, Replies("tx.commit-ok", channel=tch), what="tx.commit is answered with commit-ok",
-                     level=Level.SHOULD, guideline=COMMIT_DOC):
+                     guideline=COMMIT_DOC):
         return
     close_channel(consumer, tch)
     count = wait_count(peer, ch, queue, 0)
     ctx.record(count == 0, expected="message-count 0: the committed ack removed the message",
-               observed=f"message-count {count}", what="a committed ack is applied", level=Level.SHOULD,
-               guideline=COMMIT_DOC)
+               observed=f"message-count {count}", what="a committed ack is applied", guideline=COMMIT_DOC)
 
 
 @case("amqp091/tx.rollback/ack-undone-not-redelivered",
       title="rollback undoes an ack without redelivering; the message can be acked in the next transaction",
-      level=Level.SHOULD, guideline=NOT_DELIVERIES)
+      guideline=NOT_DELIVERIES)
 def rollback_ack(ctx: Context) -> None:
     """A queue holds one message. On a transacted channel: basic.get (ack mode), basic.ack,
     tx.rollback. The rollback neither requeues nor redelivers: a basic.get on the same channel
@@ -264,13 +260,12 @@ def rollback_ack(ctx: Context) -> None:
     consumer.send(MethodFrame(tch, spec.BasicAck(msg.delivery_tag, False)))
     obs = answer(consumer, tch, spec.TxRollback())
     if not ctx.check(obs, Replies("tx.rollback-ok", channel=tch), what="tx.rollback is answered with rollback-ok",
-                     level=Level.SHOULD, guideline=ROLLBACK_DOC):
+                     guideline=ROLLBACK_DOC):
         return
     again = get(consumer, tch, queue, no_ack=False)
     ctx.record(again is None, expected="basic.get-empty: the rollback neither requeued nor redelivered the message",
                observed="basic.get-empty" if again is None else f"got {again.summary()}",
-               what="rollback does not requeue or redeliver", level=Level.SHOULD,
-               guideline=f"{NOT_DELIVERIES} / {ROLLBACK_UNACKED}")
+               what="rollback does not requeue or redeliver", guideline=f"{NOT_DELIVERIES} / {ROLLBACK_UNACKED}")
     if again is not None:
         return
     consumer.send(MethodFrame(tch, spec.BasicAck(msg.delivery_tag, False)))
@@ -286,7 +281,7 @@ def rollback_ack(ctx: Context) -> None:
 
 @case("amqp091/tx.select/deliveries-not-transacted",
       title="deliveries to a consumer on a transacted channel arrive without a commit",
-      level=Level.SHOULD, guideline=DELIVERIES_NOT_TRANSACTED)
+      guideline=DELIVERIES_NOT_TRANSACTED)
 def deliveries_not_transacted(ctx: Context) -> None:
     """A consumer (no-ack) on a transacted channel; a message is published from another
     connection. Deliveries are not part of the transaction: basic.deliver arrives without the

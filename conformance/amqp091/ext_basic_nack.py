@@ -15,7 +15,6 @@ only nacks a publish it could not handle, which cannot be provoked portably.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Peer
 from amqpspec.verify import ChannelException, StaysOpen
 from amqpspec.wire.amqp091 import MethodFrame, spec
@@ -91,7 +90,7 @@ def requeue_true(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.basic.nack/requeue-false-discarded",
       title="basic.nack without requeue discards the message (no dead-letter queue configured)",
-      requires=NACK, level=Level.SHOULD, guideline=REQUEUE_DOC)
+      requires=NACK, guideline=REQUEUE_DOC)
 def requeue_false(ctx: Context) -> None:
     """Gets a message in ack mode, nacks it with requeue=0, then closes the channel (which would
     requeue a message still unacknowledged). The queue has no dead-letter configuration, so the
@@ -112,7 +111,7 @@ def requeue_false(ctx: Context) -> None:
 
 
 @case("amqp091/rabbitmq.basic.nack/multiple", title="basic.nack with multiple rejects up to and including the tag",
-      requires=NACK, level=Level.SHOULD, guideline=MULTIPLE_DOC)
+      requires=NACK, guideline=MULTIPLE_DOC)
 def nack_multiple(ctx: Context) -> None:
     """Gets three messages in ack mode (tags t1 < t2 < t3), nacks t2 with multiple=1 and
     requeue=1: t1 and t2 go back to the queue (message-count 2), and t3 is still unacknowledged,
@@ -131,7 +130,7 @@ def nack_multiple(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.basic.nack/multiple-zero-all",
       title="basic.nack with multiple and delivery tag 0 rejects all outstanding messages",
-      requires=NACK, level=Level.SHOULD, guideline=MULTIPLE_DOC)
+      requires=NACK, guideline=MULTIPLE_DOC)
 def nack_all(ctx: Context) -> None:
     """Gets two messages in ack mode, then sends basic.nack(delivery-tag=0, multiple=1,
     requeue=1): both are rejected and requeued, so the queue's message-count goes back to 2."""

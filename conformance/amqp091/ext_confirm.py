@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Peer
 from amqpspec.peer.base import Closed
 from amqpspec.verify import ChannelException, ConnectionException, Replies
@@ -127,7 +126,7 @@ def record_all_acked(ctx: Context, got: Confirms, what: str = "every message is 
 
 # ---------------------------------------------------------------------------------- confirm.select
 @case("amqp091/rabbitmq.confirm.select/select-ok", title="confirm.select is answered with confirm.select-ok",
-      requires=CONFIRMS, level=Level.SHOULD, guideline=f"{SELECT_DOC} / {SELECT_OK_DOC}")
+      requires=CONFIRMS, guideline=f"{SELECT_DOC} / {SELECT_OK_DOC}")
 def select_ok(ctx: Context) -> None:
     """Sends confirm.select (nowait=0) on a new, non-transactional channel of a broker that
     offers publisher_confirms: the answer is confirm.select-ok."""
@@ -161,12 +160,12 @@ def _no_select_ok(ctx: Context, peer: Peer, ch: int, seen: list[str]) -> None:
     oks = obs.methods("confirm.select-ok", ch)
     ctx.record(not oks and not seen and bool(obs.methods("exchange.declare-ok", ch)),
                expected="no confirm.select-ok, and the channel goes on", observed=obs.describe(),
-               what="confirm.select with nowait is not answered", level=Level.SHOULD, guideline=NO_WAIT)
+               what="confirm.select with nowait is not answered", guideline=NO_WAIT)
 
 
 @case("amqp091/rabbitmq.confirm.select/select-twice-keeps-numbering",
       title="a second confirm.select gets select-ok and does not restart the sequence numbers",
-      requires=CONFIRMS, level=Level.SHOULD, guideline=SEQUENCE)
+      requires=CONFIRMS, guideline=SEQUENCE)
 def select_twice(ctx: Context) -> None:
     """confirm.select, one publish (acked as 1), confirm.select again (select-ok), one more
     publish: numbering starts at 1 "with the first Confirm.Select", so the second message is
@@ -180,7 +179,7 @@ def select_twice(ctx: Context) -> None:
         return
     obs = answer(peer, ch, spec.ConfirmSelect(False), "confirm.select-ok")
     if not ctx.check(obs, Replies("confirm.select-ok", channel=ch), what="the second confirm.select gets select-ok",
-                     level=Level.SHOULD, guideline=SELECT_OK_DOC):
+                     guideline=SELECT_OK_DOC):
         return
     publish(peer, ch, "", queue, b"two")
     second = collect(peer, ch, 2, first=2)
@@ -191,7 +190,7 @@ def select_twice(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.confirm.select/on-transacted-channel",
       title="confirm.select on a transacted channel is refused with a channel exception",
-      requires=CONFIRMS, level=Level.SHOULD, guideline=SELECT_DOC)
+      requires=CONFIRMS, guideline=SELECT_DOC)
 def select_on_tx(ctx: Context) -> None:
     """tx.select (select-ok), then confirm.select on the same channel. The client "can only use
     this method on a non-transactional channel": the server does not put the channel in both
@@ -205,7 +204,7 @@ def select_on_tx(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.confirm.select/tx-select-on-confirm-channel",
       title="tx.select on a channel in confirm mode is refused (informational)",
-      requires=CONFIRMS, level=Level.MAY, guideline=SELECT_DOC)
+      requires=CONFIRMS, guideline=SELECT_DOC)
 def tx_on_confirm(ctx: Context) -> None:
     """confirm.select (select-ok), then tx.select on the same channel. The XML forbids only the
     other order (confirm.select on a transactional channel); a channel in both modes would
@@ -234,8 +233,7 @@ def every_message_acked(ctx: Context) -> None:
     record_all_acked(ctx, got)
     ctx.record(not got.bad_tags, expected="every basic.ack refers to a sequence number in 1..5",
                observed=got.describe() + (f"; tags outside 1..5: {got.bad_tags}" if got.bad_tags else ""),
-               what="acks refer to the sequence numbers of the published messages", level=Level.SHOULD,
-               guideline=SEQUENCE)
+               what="acks refer to the sequence numbers of the published messages", guideline=SEQUENCE)
 
 
 @case("amqp091/rabbitmq.confirm/acked-after-all-queues",

@@ -78,7 +78,7 @@ class CancelFor(Verifier):
 
 @case("amqp091/rabbitmq.basic.cancel/queue-deleted-notifies",
       title="deleting a consumer's queue from another connection sends basic.cancel to the consumer",
-      requires=NOTIFY, level=Level.SHOULD, guideline=SENT_BY_SERVER)
+      requires=NOTIFY, guideline=SENT_BY_SERVER)
 def queue_deleted(ctx: Context) -> None:
     """A client announcing consumer_cancel_notify consumes from a queue; another connection
     deletes the queue. The consumer was cancelled without a basic.cancel from its client, so
@@ -95,7 +95,7 @@ def queue_deleted(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.basic.cancel/own-channel-deletes-queue",
       title="deleting the queue on the consumer's own channel also sends basic.cancel",
-      requires=NOTIFY, level=Level.SHOULD, guideline=SENT_BY_SERVER)
+      requires=NOTIFY, guideline=SENT_BY_SERVER)
 def own_channel_deletes(ctx: Context) -> None:
     """A client announcing consumer_cancel_notify consumes from a queue and deletes the queue on
     the same channel: the consumer ends for a reason other than a basic.cancel from the client,

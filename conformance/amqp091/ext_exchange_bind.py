@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Peer
 from amqpspec.verify import ChannelException, ConnectionException, Replies
 from amqpspec.wire.amqp091 import spec
@@ -56,7 +55,7 @@ def count(bodies: list[bytes], body: bytes) -> int:
 # ------------------------------------------------------------------------------- exchange.bind
 @case("amqp091/rabbitmq.exchange.bind/routes",
       title="a message routed by the source exchange to a bound exchange reaches that exchange's queues",
-      requires=E2E, level=Level.SHOULD, guideline=BIND_DOC)
+      requires=E2E, guideline=BIND_DOC)
 def bind_routes(ctx: Context) -> None:
     """Binds a fanout exchange D (with a queue bound) to a direct exchange S with key "k"
     (bind-ok), publishes to S with key "other", then with key "k": only the second reaches the
@@ -252,7 +251,7 @@ def bind_default_source(ctx: Context) -> None:
 # ------------------------------------------------------------------------------- exchange.unbind
 @case("amqp091/rabbitmq.exchange.unbind/stops-routing",
       title="after exchange.unbind the destination no longer gets the source's messages",
-      requires=E2E, level=Level.SHOULD, guideline=UNBIND_DOC)
+      requires=E2E, guideline=UNBIND_DOC)
 def unbind_stops_routing(ctx: Context) -> None:
     """Binds fanout D (with a queue) to direct S by "k", the queue to S directly by "m", then
     unbinds D from S (unbind-ok); a message to S with "k" must no longer arrive, a marker to S
@@ -420,7 +419,7 @@ def auto_delete_delay(ctx: Context) -> None:
 
 @case("amqp091/rabbitmq.exchange.declare.auto-delete/deleted-when-unused",
       title="an auto-delete exchange is deleted once its last queue binding is removed",
-      level=Level.SHOULD, guideline=AUTO_DELETE_DOC)
+      guideline=AUTO_DELETE_DOC)
 def auto_delete_deleted(ctx: Context) -> None:
     """Declares a direct exchange with auto-delete (skips if refused), binds a queue, unbinds it;
     passive declares then must get 404 within 5 s (the server may wait a reasonable delay)."""
@@ -445,7 +444,7 @@ def auto_delete_deleted(ctx: Context) -> None:
 # ------------------------------------------------------------------------------- exchange.declare internal
 @case("amqp091/rabbitmq.exchange.declare.internal/reachable-through-binding",
       title="an internal exchange receives messages through an exchange bound to it",
-      requires=E2E, level=Level.SHOULD, guideline=INTERNAL_DOC)
+      requires=E2E, guideline=INTERNAL_DOC)
 def internal_reachable(ctx: Context) -> None:
     """Declares an internal fanout exchange I (skips if refused) with a queue bound, binds I to a
     direct exchange S by "k", publishes to S with "k": the message reaches the queue through I."""

@@ -36,11 +36,11 @@ def topic_case(ctx: Context, patterns: dict[str, str], keys: list[str], want: di
     """One queue per pattern (label = pattern), every key published once; checks who got what."""
     pubs: list[tuple[str, Any]] = [(k, None) for k in keys]
     got = routing_table(ctx, "topic", {label: [(pattern, None)] for label, pattern in patterns.items()}, pubs)
-    check_routes(ctx, got, want, pubs, level=Level.SHOULD, guideline=TOPIC)
+    check_routes(ctx, got, want, pubs, guideline=TOPIC)
 
 
 @case("amqp091/3.1.3.3/spec-example", title="*.stock.# matches usd.stock and eur.stock.db but not stock.nasdaq",
-      level=Level.SHOULD, guideline=TOPIC)
+      guideline=TOPIC)
 def spec_example(ctx: Context) -> None:
     """Binds a queue with the pattern of the spec's example and publishes its three routing keys:
     the queue must receive usd.stock and eur.stock.db, each once, and not stock.nasdaq."""
@@ -49,7 +49,7 @@ def spec_example(ctx: Context) -> None:
 
 
 @case("amqp091/3.1.3.3/star-matches-one-word", title="* in a pattern matches exactly one word",
-      level=Level.SHOULD, guideline=TOPIC)
+      guideline=TOPIC)
 def star_one_word(ctx: Context) -> None:
     """Binds queues with a.*.c, a.* and * and publishes a.b.c, a.c, a.b.b.c, x.b.c, a.bc.c, a, a.b:
     a.*.c gets a.b.c and a.bc.c; a.* gets a.c and a.b; * gets a (one word each, never zero or two)."""
@@ -59,7 +59,7 @@ def star_one_word(ctx: Context) -> None:
 
 
 @case("amqp091/3.1.3.3/hash-matches-zero-or-more-words", title="# in a pattern matches zero or more words",
-      level=Level.SHOULD, guideline=TOPIC)
+      guideline=TOPIC)
 def hash_zero_or_more(ctx: Context) -> None:
     """Binds queues with a.#, a.#.z and #.z and publishes a, a.b, a.b.c.d, b.a, ab, a.z, a.b.z,
     a.b.c.z, a.z.b, z. # takes zero words (a.# gets a; a.#.z gets a.z; #.z gets z), one, or
@@ -79,14 +79,14 @@ def hash_alone(ctx: Context) -> None:
 
 
 @case("amqp091/3.1.3.3/pattern-without-wildcards", title="a pattern without wildcards matches only the same words",
-      level=Level.SHOULD, guideline=TOPIC)
+      guideline=TOPIC)
 def exact_words(ctx: Context) -> None:
     """Binds a queue with a.b and publishes a.b, a.b.c, a, a.bb, x.a.b, ab: only a.b matches."""
     topic_case(ctx, {"a.b": "a.b"}, ["a.b", "a.b.c", "a", "a.bb", "x.a.b", "ab"], {"a.b": [0]})
 
 
 @case("amqp091/3.1.3.3/combined-wildcards", title="*.#, #.*, *.*.# and #.# match the numbers of words they say",
-      level=Level.SHOULD, guideline=TOPIC)
+      guideline=TOPIC)
 def combined_wildcards(ctx: Context) -> None:
     """Binds queues with *.# and #.* (one or more words), *.*.# (two or more) and #.# (zero or
     more) and publishes a, a.b, a.b.c: *.#, #.* and #.# get all three; *.*.# gets a.b and a.b.c."""

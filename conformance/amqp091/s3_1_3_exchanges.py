@@ -17,7 +17,6 @@ from __future__ import annotations
 import uuid
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.verify import ConnectionException, Replies
 from amqpspec.wire.amqp091 import spec
 
@@ -36,7 +35,7 @@ FANOUT_ALGORITHM = ("The fanout exchange type works as follows: 1. A message que
                     "arguments. 2. A publisher sends the exchange a message. 3. The message is passed to the "
                     "message queue unconditionally.")
 PREDECLARED_NOTE = ("The server will create a set of exchanges, including a direct and a topic exchange at "
-                    "start-up with well-known names and client applications may depend on this.")
+                    "start-up with well- known names and client applications may depend on this.")  # sic: the text's line break
 LIFECYCLE_NOTE = ("Each AMQP server pre-creates a number of exchanges (instances). These exchanges exist when the "
                   "server starts and cannot be destroyed.")
 
@@ -199,7 +198,7 @@ def unprefixed_type(ctx: Context) -> None:
 # ------------------------------------------------------------------------------- 2.1.3 overview notes
 @case("amqp091/2.1.3/predeclared-direct-and-topic",
       title="a direct and a topic exchange exist with well-known names (amq.direct, amq.topic)",
-      level=Level.SHOULD, guideline=PREDECLARED_NOTE)
+      guideline=PREDECLARED_NOTE)
 def predeclared_direct_topic(ctx: Context) -> None:
     """Passive declares of amq.direct and amq.topic, on one channel each: both answered with
     declare-ok. (The note has no RFC 2119 keyword, so amq.topic is wanted here even from a server
@@ -214,7 +213,7 @@ def predeclared_direct_topic(ctx: Context) -> None:
 
 @case("amqp091/2.1.3/predeclared-not-destroyed",
       title="exchange.delete of the pre-declared amq.fanout is refused, and it stays",
-      level=Level.SHOULD, guideline=LIFECYCLE_NOTE)
+      guideline=LIFECYCLE_NOTE)
 def predeclared_not_destroyed(ctx: Context) -> None:
     """Sends exchange.delete for amq.fanout: refused with any channel or connection exception,
     and a passive declare on a fresh connection still finds it. amq.fanout rather than amq.direct,

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.verify import ChannelException, ConnectionException, Replies
 from amqpspec.wire.amqp091 import spec
 
@@ -148,7 +147,7 @@ missing_queue_case("queue.bind", lambda q: spec.QueueBind(queue=q, exchange="amq
 
 @case("amqp091/queue.bind.queue/empty-name-is-last-declared",
       title="queue.bind with empty queue name and routing key binds the last declared queue by its name",
-      level=Level.SHOULD, guideline=ROUTING_KEY_DOC)
+      guideline=ROUTING_KEY_DOC)
 def bind_current_queue(ctx: Context) -> None:
     """Declares a queue, then sends queue.bind to amq.direct with an empty queue name and an empty
     routing key on the same channel: bind-ok, and a message published to amq.direct with the
@@ -210,13 +209,12 @@ def direct_key_matching(ctx: Context) -> None:
     got = routing_table(ctx, "direct", {"K=k.1": [(f"{t}.k.1", None)]}, pubs)
     ctx.record(0 in got["K=k.1"], expected="the message with routing key K arrives",
                observed=f"arrived: {[pubs[i][0] for i in got['K=k.1']]}", what="K = R is passed")
-    check_routes(ctx, got, {"K=k.1": [0]}, pubs, what="only K = R is passed", level=Level.SHOULD,
-                 guideline=DIRECT_3_1_3_1)
+    check_routes(ctx, got, {"K=k.1": [0]}, pubs, what="only K = R is passed", guideline=DIRECT_3_1_3_1)
 
 
 # ---------------------------------------------------------------------------------- queue.unbind
 @case("amqp091/queue.unbind/stops-routing", title="after queue.unbind the binding no longer routes to the queue",
-      level=Level.SHOULD, guideline=UNBIND_DOC)
+      guideline=UNBIND_DOC)
 def unbind_stops_routing(ctx: Context) -> None:
     """Binds a queue to amq.direct with a key, unbinds it (unbind-ok), and publishes with that key:
     the queue must stay empty; a message to the default exchange then still reaches it."""
@@ -277,7 +275,7 @@ def unbind_default_exchange(ctx: Context) -> None:
 # ---------------------------------------------------------------------------------- 3.1.5
 @case("amqp091/3.1.5/bindings-destroyed-with-queue",
       title="deleting a queue destroys its bindings: a new queue of the same name is not bound",
-      level=Level.SHOULD, guideline=BINDINGS_3_1_5)
+      guideline=BINDINGS_3_1_5)
 def bindings_destroyed(ctx: Context) -> None:
     """Binds a queue to amq.direct with a key, deletes the queue, declares a queue of the same name
     again and publishes with that key: the new queue must stay empty (the old binding died with the

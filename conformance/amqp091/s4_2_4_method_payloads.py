@@ -15,7 +15,6 @@ the fault answers it at once and the case ends without waiting out its window.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import ConnectionException
 from amqpspec.wire.amqp091 import MethodFrame, RawFrame, UnknownMethod, spec
@@ -26,8 +25,8 @@ MALFORMED = ('frame-error (501): "The sender sent a malformed frame that the rec
              'This strongly implies a programming error in the sending peer." '
              'syntax-error (502): "The sender sent a frame that contained illegal values for one or more '
              'fields. This strongly implies a programming error in the sending peer."')
-UNKNOWN = ('4.2.4: "The class-id and method-id are constants that are defined in the AMQP class and method '
-           'specifications." command-invalid (503): "The client sent an invalid sequence of frames, attempting '
+UNKNOWN = ('"The class-id and method-id are constants that are defined in the AMQP class and method '
+           'specifications." [4.2.4] command-invalid (503): "The client sent an invalid sequence of frames, attempting '
            'to perform an operation that was considered invalid by the server. This usually implies a '
            'programming error in the client." not-implemented (540): "The client tried to use functionality '
            'that is not implemented in the server."')
@@ -63,7 +62,7 @@ def _send_payload(ctx: Context, payload: bytes) -> None:
 
 # ---------------------------------------------------------------------------- undecodable payloads
 @case("amqp091/4.2.4/truncated-table", title="a queue.declare cut in the middle of its arguments table is a "
-      "connection exception 501 or 502", level=Level.MAY, guideline=MALFORMED)
+      "connection exception 501 or 502", guideline=MALFORMED)
 def truncated_table(ctx: Context) -> None:
     """Sends queue.declare (exclusive, own name) with a one-entry arguments table, cut in the
     middle of that table: the table's length field promises octets that the frame, whose size
@@ -75,7 +74,7 @@ def truncated_table(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.4/truncated-short-string", title="a queue.declare cut in the middle of its queue name is a "
-      "connection exception 501 or 502", level=Level.MAY, guideline=MALFORMED)
+      "connection exception 501 or 502", guideline=MALFORMED)
 def truncated_short_string(ctx: Context) -> None:
     """Sends queue.declare whose payload ends in the middle of the queue name: the short
     string's length octet promises more octets than the frame holds. Passes on
@@ -87,7 +86,7 @@ def truncated_short_string(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.4/payload-two-octets", title="a method payload of 2 octets (no method-id) is a connection "
-      "exception 501 or 502", level=Level.MAY, guideline=MALFORMED)
+      "exception 501 or 502", guideline=MALFORMED)
 def payload_two_octets(ctx: Context) -> None:
     """Sends a method frame whose 2-octet payload is the class-id of queue (50) alone, shorter
     than the 4 octets of class-id and method-id every method payload starts with. Passes on
@@ -96,7 +95,7 @@ def payload_two_octets(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.4/payload-empty", title="an empty method payload is a connection exception 501 or 502",
-      level=Level.MAY, guideline=MALFORMED)
+      guideline=MALFORMED)
 def payload_empty(ctx: Context) -> None:
     """Sends a method frame with size 0: no class-id, no method-id. Passes on connection.close
     with 501 or 502."""
@@ -104,7 +103,7 @@ def payload_empty(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.4/trailing-octets", title="two octets after the last argument of queue.declare are a "
-      "connection exception 501 or 502", level=Level.MAY, guideline=MALFORMED)
+      "connection exception 501 or 502", guideline=MALFORMED)
 def trailing_octets(ctx: Context) -> None:
     """Sends a complete queue.declare (exclusive, own name) followed, inside the same frame,
     by two extra octets "xx" (size and frame-end count them, so the envelope is correct).
@@ -123,7 +122,7 @@ def _send_unknown(ctx: Context, class_id: int, method_id: int) -> None:
 
 
 @case("amqp091/4.2.4/unknown-class", title="an undefined class-id (9999) is a connection exception 503 or 540",
-      level=Level.MAY, guideline=UNKNOWN)
+      guideline=UNKNOWN)
 def unknown_class(ctx: Context) -> None:
     """Sends a method frame with class-id 9999 (in the range reserved for standard classes,
     none defined there) and method-id 10, no arguments. Passes on connection.close with 503
@@ -132,7 +131,7 @@ def unknown_class(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.4/extension-class", title="an extension class-id (0xF000) the broker does not define is a "
-      "connection exception 503 or 540", level=Level.MAY, guideline=UNKNOWN)
+      "connection exception 503 or 540", guideline=UNKNOWN)
 def extension_class(ctx: Context) -> None:
     """Sends a method frame with class-id 0xF000 (61440, the first id 4.2.4 leaves to
     implementations for extension classes) and method-id 10, no arguments. Unless the broker
@@ -141,7 +140,7 @@ def extension_class(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.4/unknown-method", title="an undefined method-id of the queue class (99) is a connection "
-      "exception 503 or 540", level=Level.MAY, guideline=UNKNOWN)
+      "exception 503 or 540", guideline=UNKNOWN)
 def unknown_method(ctx: Context) -> None:
     """Sends a method frame with class-id 50 (queue) and method-id 99, which queue does not
     define, no arguments. Passes on connection.close with 503 or 540."""

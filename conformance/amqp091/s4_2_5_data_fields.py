@@ -123,7 +123,7 @@ def conflicting_code(ctx: Context, name: str, value: FieldValue, dialect: Dialec
 
 @case("amqp091/4.2.5.3/shortstr-length-overruns-frame",
       title="a queue name whose length prefix points past the frame is refused (channel or connection)",
-      level=Level.MAY, guideline="All externally-provided data can be verified against maximum allowed lengths "
+      guideline="All externally- provided data can be verified against maximum allowed lengths "
                                     "whenever any data is read. " + INVALID_DATA_4_10_1)
 def shortstr_length_overruns_frame(ctx: Context) -> None:
     """Sends queue.declare whose queue name is 'abc' with a length prefix of 200, while only
@@ -183,7 +183,7 @@ _name_case("name-129-characters", "a" * 129, "of 129 characters")
 # ----------------------------------------------------------------------------- malformed tables
 
 @case("amqp091/4.2.5.5/undefined-type-code", title="a field table with the undefined type code 'Z' is refused",
-      level=Level.MAY, guideline=INVALID_DATA_4_10_1)
+      guideline=INVALID_DATA_4_10_1)
 def undefined_type_code(ctx: Context) -> None:
     """Sends queue.declare whose arguments table holds a value of type 'Z' (defined by neither
     the 0-9-1 grammar nor RabbitMQ/Qpid), followed by 9 octets. Passes on a channel or connection
@@ -221,7 +221,7 @@ def undefined_type_code_in_headers(ctx: Context) -> None:
 
 @case("amqp091/4.2.5.5/table-length-overruns-frame",
       title="a field table whose length prefix points past the frame is refused (channel or connection)",
-      level=Level.MAY, guideline="All externally-provided data can be verified against maximum allowed lengths "
+      guideline="All externally- provided data can be verified against maximum allowed lengths "
                                     "whenever any data is read. " + INVALID_DATA_4_10_1)
 def table_length_overruns_frame(ctx: Context) -> None:
     """Sends queue.declare whose arguments table {'a': 'b'} claims 1 MiB while the frame ends

@@ -206,7 +206,6 @@ def body_on_channel_zero(ctx: Context) -> None:
 
 @case("amqp091/4.2.6.1/undefined-property-flag",
       title="a content header with an undefined property-flag bit is refused (channel or connection)",
-      level=Level.MAY,
       guideline="The property flags are an array of bits that indicate the presence or absence of each property "
                 "value in sequence. The bits are ordered from most high to low - bit 15 indicates the first "
                 "property. [4.2.6.1] ... " + INVALID_DATA + " [4.10.1]")
@@ -233,7 +232,7 @@ def undefined_property_flag(ctx: Context) -> None:
 
 
 @case("amqp091/4.2.6.1/weight-not-zero", title="a content header with weight 1 is refused (channel or connection)",
-      level=Level.MAY, guideline="The weight field is unused and must be zero. [4.2.6.1] ... " + INVALID_DATA + " [4.10.1]")
+      guideline="The weight field is unused and must be zero. [4.2.6.1] ... " + INVALID_DATA + " [4.10.1]")
 def weight_not_zero(ctx: Context) -> None:
     """Sends basic.publish, a content header with weight 1 and a complete 5-octet body.
     Passes on a channel or connection exception (any code) or a closed connection; accepting it

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.peer.base import Closed
 from amqpspec.verify import AnyClose, ConnectionException, Replies, StaysOpen, Verifier
@@ -136,7 +135,7 @@ def payload(ctx: Context) -> None:
 
 # ---------------------------------------------------------------------------- timing (guidelines)
 @case("amqp091/4.2.7/broker-sends", title="with a 1-second heartbeat the broker sends heartbeats",
-      level=Level.SHOULD, guideline=SERVER_SENDS, timeout=10.0)
+      guideline=SERVER_SENDS, timeout=10.0)
 def broker_sends(ctx: Context) -> None:
     """Negotiates heartbeat 1 s, then sends a heartbeat every 0.4 s (so the broker has no reason
     to close) and nothing else, for up to 3 s. Passes when at least one heartbeat frame comes
@@ -187,7 +186,7 @@ class ClosedWithoutHandshake(Verifier):
 
 
 @case("amqp091/4.2.7/missed-heartbeats", title="a client silent for two 1-second heartbeat intervals is "
-      "disconnected without the close handshake", level=Level.SHOULD, guideline=SILENCE, timeout=10.0)
+      "disconnected without the close handshake", guideline=SILENCE, timeout=10.0)
 def missed_heartbeats(ctx: Context) -> None:
     """Negotiates heartbeat 1 s, then sends nothing at all (no heartbeat, no method) and
     answers nothing but a connection.close. Check 1: the broker closes the connection within

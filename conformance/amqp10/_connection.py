@@ -23,7 +23,8 @@ OPEN_FIRST = ("amqp10:2.4.1/1", "amqp10:2.7.1/1")
 FRAMING_ERROR = str(spec.AmqpConnectionError.FRAMING_ERROR)
 
 CHANNEL_0_TEXT = "implementations SHOULD send it on channel 0"
-STATE_TABLE_TEXT = ("Connection State Table (2.4.7): State HDR_EXCH -- Legal Sends: OPEN, Legal Receives: OPEN")
+STATE_TABLE_TEXT = ("State Legal Sends Legal Receives Legal Connection Actions ... HDR_EXCH OPEN OPEN "
+                    "[Connection State Table, 2.4.7]")
 CLOSE_RESPONSE_TEXT = ("Normally one peer will initiate the connection close, and the partner will send its close "
                        "in response.")
 EMPTY_ON_0_TEXT = "implementations SHOULD use channel 0 when sending empty frames"

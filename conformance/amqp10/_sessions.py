@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from amqpspec.case import Context
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import Peer, performative_name
 from amqpspec.peer.session10 import Session
 from amqpspec.verify10 import ConnectionError
@@ -56,5 +55,5 @@ def unmapped_reaction(ctx: Context, peer: Peer, frame: AMQPFrame, what: str) -> 
     """Sends ``frame`` on a channel with no session and checks the connection error it calls for."""
     peer.send(frame)
     obs = peer.observe(REACTION_WINDOW, probe=True)
-    ctx.check(obs, ConnectionError(), what=what, level=Level.SHOULD, guideline=UNMAPPED_TEXT)
+    ctx.check(obs, ConnectionError(), what=what, guideline=UNMAPPED_TEXT)
     record_error_condition(ctx, obs, "close", STATE_ERRORS, STATE_ERROR_TEXT, what=f"{what}: error condition")

@@ -40,7 +40,7 @@ from ._connection import mark_opened, to_header
 
 DECODE_ERROR = "amqp:decode-error"
 INVALID_FIELD = "amqp:invalid-field"
-CONDITION_DOC = ("amqp:decode-error Data could not be decoded. amqp:invalid-field An invalid field was passed in a "
+CONDITION_DOC = ("amqp:decode-error: Data could not be decoded. / amqp:invalid-field: An invalid field was passed in a "
                  "frame body, and the operation could not proceed.")
 WIDE = {"uint": 0x70, "ulong": 0x80, "string": 0xB1, "symbol": 0xB3, "binary": 0xB0, "boolean": 0x56,
         "map": 0xD1, "array": 0xF0}
@@ -288,7 +288,6 @@ def empty_array_as_null(ctx: Context) -> None:
 
 
 @case("amqp10/1.4/single-value-in-multiple-field", title="a single value in a multiple field is understood",
-      level=Level.SHOULD,
       guideline="The multiple attribute of a field description controls whether multiple element values are "
                 "permitted in the representation. A single element of the type specified in the field description "
                 "is always permitted.")
@@ -302,7 +301,7 @@ def single_value_in_multiple(ctx: Context) -> None:
 # ============================================================================ what the broker must refuse
 
 MANDATORY_DOC = ("The mandatory attribute of a field description controls whether a null element value is permitted "
-                 "in the representation. (attach: <field name=\"role\" type=\"role\" mandatory=\"true\"/>)")
+                 "in the representation. [attach: <field name=\"role\" type=\"role\" mandatory=\"true\"/>]")
 ODD_MAP_DOC = ("A map is encoded as a compound value where the constituent elements form alternating key value pairs. "
                "Map encodings MUST contain an even number of items (i.e. an equal number of keys and values).")
 UTF8_DOC = "str8-utf8: up to 2^8 - 1 octets worth of UTF-8 Unicode (with no byte order mark)"
@@ -320,7 +319,7 @@ def _refusal_checks(ctx: Context, obs: Observation, guideline: str) -> None:
     if errors:
         ctx.record(error_condition(errors[0].performative) in (DECODE_ERROR, INVALID_FIELD),
                    what="the error condition names the invalid data", expected=f"{DECODE_ERROR} or {INVALID_FIELD}",
-                   observed=describe(errors[0]), level=Level.SHOULD, guideline=CONDITION_DOC)
+                   observed=describe(errors[0]), guideline=CONDITION_DOC)
 
 
 def _open_with(ctx: Context, open_perf: Any) -> Peer:
@@ -359,7 +358,7 @@ def _attach_reaction(peer: Peer, ch: int) -> Observation:
 
 
 @case("amqp10/1.4/null-mandatory-field-refused", title="an attach whose mandatory role is null is refused",
-      level=Level.SHOULD, guideline=MANDATORY_DOC)
+      guideline=MANDATORY_DOC)
 def null_mandatory_field(ctx: Context) -> None:
     """Attaches a link whose role, a mandatory field, is null (1.4 does not permit a null there; the
     open with a null container-id is amqp10/2.7.1/no-container-id). Passes when the broker
@@ -385,7 +384,7 @@ def odd_map_refused(ctx: Context) -> None:
 
 
 @case("amqp10/1.6.20/invalid-utf8-refused", title="an attach whose name is not UTF-8 is refused",
-      level=Level.SHOULD, guideline=UTF8_DOC)
+      guideline=UTF8_DOC)
 def invalid_utf8_refused(ctx: Context) -> None:
     """Attaches a link whose name is a str8 holding the octets ff fe 80 (no UTF-8 sequence; 1.6.20:
     a string is UTF-8). Passes when the broker answers with an error of any scope (detach, end
@@ -396,7 +395,7 @@ def invalid_utf8_refused(ctx: Context) -> None:
 
 
 @case("amqp10/1.6.21/non-ascii-symbol-refused", title="a distribution-mode symbol with non-ASCII octets is refused",
-      level=Level.SHOULD, guideline=ASCII_DOC)
+      guideline=ASCII_DOC)
 def non_ascii_symbol_refused(ctx: Context) -> None:
     """Attaches a receiving link whose source's distribution-mode is a sym8 holding the octets
     6d c3 b6 76 65 ("m\u00f6ve" in UTF-8; 1.6.21: a symbol is seven-bit ASCII). Passes when the

@@ -35,7 +35,7 @@ from ._links import fresh_sender
 
 FRAMING_ERROR_TEXT = "amqp:connection:framing-error: A valid frame header cannot be formed from the incoming byte stream."
 DOFF_TEXT = ("Byte 4 of the frame header is the data offset. This gives the position of the body within the frame. "
-             "(Frame Body: SIZE - DOFF * 4 bytes)")
+             "/ Frame Body . . | (SIZE - DOFF * 4) bytes [figure of 2.3.1]")
 LARGEST_SENT = 1 << 20     # the largest frame a case sends whole (a broker limit above it is not exercised)
 
 
@@ -52,7 +52,7 @@ def check_malformed(ctx: Context, obs: Observation, guideline: str) -> None:
                    level=Level.SHOULD, guideline=guideline)
     if ok:
         ctx.check(obs, ConnectionError(FRAMING_ERROR), what="the close carries amqp:connection:framing-error",
-                  level=Level.SHOULD, guideline=FRAMING_ERROR_TEXT, sets_close=False)
+                  guideline=FRAMING_ERROR_TEXT, sets_close=False)
 
 
 def exact_size(make: Callable[[int], AMQPFrame], size: int) -> AMQPFrame:
@@ -103,7 +103,7 @@ def broker_max_frame_size(ctx: Context, peer: Peer) -> int:
 
 # ---------------------------------------------------------------------------------------- 2.3.1 frame layout
 @case("amqp10/2.3.1/size-below-header", title="a frame whose SIZE is below 8 ends the connection (framing-error)",
-      level=Level.SHOULD, guideline="The frame is malformed if the size is less than the size of the frame header (8 bytes).")
+      guideline="The frame is malformed if the size is less than the size of the frame header (8 bytes).")
 def size_below_header(ctx: Context) -> None:
     """After open, sends an empty frame whose SIZE field says 7 (the header alone is 8 octets).
     The frame is malformed: the connection should end (warning otherwise), with a close carrying
@@ -115,7 +115,7 @@ def size_below_header(ctx: Context) -> None:
 
 
 @case("amqp10/2.3.1/doff-below-two", title="a frame whose DOFF is below 2 ends the connection (framing-error)",
-      level=Level.SHOULD, guideline="Due to the mandatory 8-byte frame header, the frame is malformed if the value is "
+      guideline="Due to the mandatory 8-byte frame header, the frame is malformed if the value is "
                                     "less than 2.")
 def doff_below_two(ctx: Context) -> None:
     """After open, sends a begin frame whose DOFF is 1 (the body would start inside the 8-octet
@@ -128,7 +128,7 @@ def doff_below_two(ctx: Context) -> None:
 
 
 @case("amqp10/2.3.1/doff-past-size", title="a frame whose DOFF points past its end ends the connection (framing-error)",
-      level=Level.SHOULD, guideline=DOFF_TEXT)
+      guideline=DOFF_TEXT)
 def doff_past_size(ctx: Context) -> None:
     """After open, sends an 8-octet frame (SIZE 8) whose DOFF is 3: its extended header would be
     4 octets long and its body -4. No valid frame header can be formed: the connection should
@@ -139,7 +139,7 @@ def doff_past_size(ctx: Context) -> None:
 
 
 @case("amqp10/2.3.1/undefined-frame-type", title="a frame of an undefined TYPE is ignored or refused, not left hanging",
-      level=Level.SHOULD, guideline="Byte 5 of the frame header is a type code. The type code indicates the format and "
+      guideline="Byte 5 of the frame header is a type code. The type code indicates the format and "
                                     "purpose of the frame.")
 def undefined_frame_type(ctx: Context) -> None:
     """After open, sends a frame of TYPE 0x05, which the spec does not define (0x00 AMQP, 0x01
@@ -154,7 +154,7 @@ def undefined_frame_type(ctx: Context) -> None:
 
 # ---------------------------------------------------------------------------------------- 2.3.2 AMQP frames
 @case("amqp10/2.3.2/extended-header-ignored", title="an AMQP frame with an extended header is processed normally",
-      level=Level.SHOULD, guideline="Extended Header (DOFF * 4 - 8) bytes <IGNORED> (figure 2.16, AMQP Frame Layout)")
+      guideline="Extended Header . <IGNORED> . | (DOFF * 4 - 8) bytes [figure 2.16, AMQP Frame Layout]")
 def extended_header_ignored(ctx: Context) -> None:
     """After open, sends a begin frame with DOFF 4 and 8 octets of non-zero extended header
     (SIZE counting them). The extended header of an AMQP frame is ignored: the begin must be
@@ -263,7 +263,7 @@ def max_frame_size_exceeded_after_open(ctx: Context) -> None:
 
 @case("amqp10/2.7.1/max-frame-size-at-limit-accepted",
       title="a frame of exactly the broker's max-frame-size is accepted",
-      level=Level.SHOULD, guideline="max-frame-size: The largest frame size that the sending peer is able to accept on "
+      guideline="max-frame-size: The largest frame size that the sending peer is able to accept on "
                                     "this connection.")
 def max_frame_size_at_limit_accepted(ctx: Context) -> None:
     """Opens, reads the broker's max-frame-size M, attaches a sending link and sends a settled

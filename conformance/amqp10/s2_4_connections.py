@@ -45,7 +45,7 @@ def begin_before_open(ctx: Context) -> None:
     first_frame_open(ctx, obs)
     close_discipline(ctx, obs)
     ctx.check(obs, ConnectionError(), what="the broker closes the connection with an error", clauses=(),
-              level=Level.SHOULD, guideline=STATE_TABLE_TEXT)
+              guideline=STATE_TABLE_TEXT)
     record_error_condition(ctx, obs, "close", STATE_ERRORS, STATE_ERROR_TEXT,
                            what=f"the close carries {' or '.join(STATE_ERRORS)}")
 
@@ -288,8 +288,7 @@ def no_empty_frames_after_close(ctx: Context) -> None:
     if obs.closed:
         ctx.record(at is not None, what="the broker writes a close before closing the socket", clauses=CLOSE_FIRST,
                    expected="a close frame, then the socket closed", observed=obs.describe())
-    ctx.record(obs.close is not None, what="our close is answered with close", level=Level.SHOULD,
-               guideline=CLOSE_RESPONSE_TEXT, clauses=(), expected="the broker's close", observed=obs.describe())
+    ctx.record(obs.close is not None, what="our close is answered with close", guideline=CLOSE_RESPONSE_TEXT, clauses=(), expected="the broker's close", observed=obs.describe())
 
 
 # ---------------------------------------------------------------------------------------- 2.4.6 connection states

@@ -16,7 +16,6 @@ import uuid
 from typing import Any, Callable
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import WINDOW, Observation, error_condition, performative_name
 from amqpspec.peer.session10 import SEQ, Receiver, Sender, Session, begin, begin_frame, publish
 from amqpspec.verify10 import ConnectionError, SessionError, StaysOpen
@@ -128,7 +127,7 @@ def outgoing_channel_within_our_channel_max(ctx: Context) -> None:
 
 # ---------------------------------------------------------------------------------------- 2.5.2
 @case("amqp10/2.5.2/end-answered-with-end", title="an end is answered by an end on the broker's channel",
-      level=Level.SHOULD, guideline=END_TEXT)
+      guideline=END_TEXT)
 def end_answered_with_end(ctx: Context) -> None:
     """Begins a session and ends it. Passes when the broker answers with an end on the channel it began
     the session on, without closing the connection."""
@@ -141,7 +140,7 @@ def end_answered_with_end(ctx: Context) -> None:
 
 
 @case("amqp10/2.5.2/end-with-error-answered", title="an end carrying an error is answered by an end",
-      level=Level.SHOULD, guideline=END_TEXT)
+      guideline=END_TEXT)
 def end_with_error_answered(ctx: Context) -> None:
     """Begins a session and ends it with an error (amqp:internal-error). Passes when the broker answers
     with an end on its channel of the session (what it does with the connection afterwards is not
@@ -156,7 +155,6 @@ def end_with_error_answered(ctx: Context) -> None:
 
 
 @case("amqp10/2.5.2/channel-reusable-after-end", title="after the end handshake the channel begins a new session",
-      level=Level.SHOULD,
       guideline="Sessions are established by creating a session endpoint, assigning it to an unused channel number, "
                 "and sending a begin announcing the association of the session endpoint with the outgoing channel.")
 def channel_reusable_after_end(ctx: Context) -> None:
@@ -180,7 +178,7 @@ def channel_reusable_after_end(ctx: Context) -> None:
 
 
 @case("amqp10/2.5.2/flow-after-end", title="a flow on a channel whose session has ended closes the connection",
-      level=Level.SHOULD, guideline=UNMAPPED_TEXT)
+      guideline=UNMAPPED_TEXT)
 def flow_after_end(ctx: Context) -> None:
     """Begins and ends a session (end/end), then sends a flow on its channel, where no session exists any
     more. Passes when the broker closes the connection with an error; a guideline check prefers
@@ -193,7 +191,6 @@ def flow_after_end(ctx: Context) -> None:
 
 # ---------------------------------------------------------------------------------------- 2.5.3
 @case("amqp10/2.5.3/simultaneous-end", title="crossing ends finish the session without a further end",
-      level=Level.SHOULD,
       guideline="If this happens, it will appear to each peer as though their partner's spontaneously initiated "
                 "end frame is actually an answer to the peers initial end frame.")
 def simultaneous_end(ctx: Context) -> None:
@@ -323,7 +320,7 @@ def frames_pipelined_after_begin(ctx: Context) -> None:
 
 
 @case("amqp10/2.5.5/attach-on-unbegun-channel", title="an attach on a channel with no session closes the connection",
-      level=Level.SHOULD, guideline=UNMAPPED_TEXT)
+      guideline=UNMAPPED_TEXT)
 def attach_on_unbegun_channel(ctx: Context) -> None:
     """Begins a session on channel 0, then sends an attach on channel 1, where no session was begun.
     Passes when the broker closes the connection with an error; a guideline check prefers
@@ -418,7 +415,6 @@ def _for_handle(attach: spec.Attach) -> Callable[[Any], bool]:
 
 @case("amqp10/2.5.6/next-outgoing-id-counts-frames",
       title="the broker's next-outgoing-id advances by one per transfer frame, not per message",
-      level=Level.SHOULD,
       guideline="The session endpoint assigns each outgoing transfer frame an implicit transfer-id from a session "
                 "scoped sequence.")
 def next_outgoing_id_counts_frames(ctx: Context) -> None:
@@ -468,7 +464,7 @@ def next_incoming_id_follows_our_transfers(ctx: Context) -> None:
 
 @case("amqp10/2.5.6/exceeding-incoming-window",
       title="a transfer frame beyond the broker's incoming-window is refused with window-violation",
-      level=Level.SHOULD, timeout=40.0,
+      timeout=40.0,
       guideline="amqp:session:window-violation: The peer violated incoming window for the session.")
 def exceeding_incoming_window(ctx: Context) -> None:
     """Sends transfer frames of one message (one octet each) until the broker's incoming-window, as last
@@ -505,8 +501,7 @@ def exceeding_incoming_window(ctx: Context) -> None:
         if errors:
             ctx.record(False, expected=f"transfer frames within the incoming-window accepted (up to transfer-id "
                        f"{limit - 1}, as last announced)", observed=f"after {sent} frames: {quiet.describe()}",
-                       what="frames within the announced incoming-window", level=Level.SHOULD,
-                       guideline="The incoming-window defines the maximum number of incoming transfer frames that the "
+                       what="frames within the announced incoming-window", guideline="The incoming-window defines the maximum number of incoming transfer frames that the "
                                  "endpoint can currently receive.")
             return
         flows = [f.performative for f in quiet.performatives("flow", s.remote)]

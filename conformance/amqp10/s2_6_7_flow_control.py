@@ -21,7 +21,6 @@ import time
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import UnexpectedReply, performative_name
 from amqpspec.peer.base import DeadlineExceeded
 from amqpspec.peer.session10 import SEQ, Receiver, SetupError, begin, publish, seq_add
@@ -201,8 +200,7 @@ def drain_uses_up_credit(ctx: Context) -> None:
     if flow is not None:
         ctx.record(bool(flow.drain), expected="the sender's flow carries drain=true",
                    observed=f"{flow}", what="the drain flag of the sender's flow is the receiver's last value",
-                   clauses=(), level=Level.SHOULD,
-                   guideline="The sender's value is always the last known value indicated by the receiver.")
+                   clauses=(), guideline="The sender's value is always the last known value indicated by the receiver.")
 
 
 @case("amqp10/2.6.7/drain-empty-source",
@@ -318,8 +316,7 @@ def transfer_beyond_credit(ctx: Context) -> None:
              for f in errors)
     ctx.record(ok, expected="no error, or a detach with amqp:link:transfer-limit-exceeded",
                observed=reaction, what="an error for exceeding link-credit is transfer-limit-exceeded",
-               clauses=(), level=Level.SHOULD,
-               guideline="The peer sent more message transfers than currently allowed on the link.")
+               clauses=(), guideline="The peer sent more message transfers than currently allowed on the link.")
 
 
 @case("amqp10/2.6.7/delivery-count-wrap-broker-receiving",
@@ -365,6 +362,5 @@ def delivery_count_wrap(ctx: Context) -> None:
     want = [m.body for m in msgs]
     ctx.record(got == want and not s.error_frames(), expected="the 5 messages arrive, in order, without error",
                observed=f"received bodies {got}; outcomes {snd.outcomes()}; errors {describe_frames(s.error_frames())}",
-               what="a delivery-count that wraps at 2^32 does not disturb the link", clauses=(), level=Level.SHOULD,
-               guideline="While the value itself is conceptually unbounded, it is encoded as a 32-bit integer that "
+               what="a delivery-count that wraps at 2^32 does not disturb the link", clauses=(), guideline="While the value itself is conceptually unbounded, it is encoded as a 32-bit integer that "
                          "wraps around and compares according to RFC-1982 [RFC1982] serial number arithmetic.")

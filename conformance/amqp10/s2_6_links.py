@@ -37,8 +37,8 @@ G_RECOVER = ("If the remote peer has no record of the link, then no terminus wil
              "(source or target as appropriate) field in the attach frame will be null.")
 G_HANDLE = ("Each link endpoint is assigned a numeric handle used by the peer as a shorthand to refer to the link in "
             "all frames that reference the link (attach, detach, flow, transfer, disposition).")
-G_DETACH_REPLY = ("Figure 2.37: Detaching a Link -- DETACH(handle=1) ----------> *detach input handle*; "
-                  "*detach output handle* <---------- DETACH(handle=2); (1) At this point both endpoints are detached.")
+G_DETACH_REPLY = ("DETACH(handle=1) ----------> *detach input handle* (1) *detach output handle* <---------- "
+                  "DETACH(handle=2) [Figure 2.37: Detaching a Link] / (1) At this point both endpoints are detached.")
 G_REATTACH = ("When the state of a link endpoint changes, this is can be communicated by detaching and then "
               "reattaching with the updated state on the attach frame.")
 G_CLOSE_REPLY = ("A peer closes a link by sending the detach frame with the handle for the specified link, and the "
@@ -114,8 +114,7 @@ def attach_answered(ctx: Context) -> None:
         ans = await_answer(s, name)
         ok = ans.attach is not None and bool(ans.attach.role) != bool(role)
         ctx.record(ok, expected=f"an attach named {name!r} with role {'receiver' if role is SENDER else 'sender'}",
-                   observed=ans.describe(), what=f"{what}: the broker attaches it", level=Level.SHOULD,
-                   guideline=f"{G_ATTACH} / {G_ROLE}")
+                   observed=ans.describe(), what=f"{what}: the broker attaches it", guideline=f"{G_ATTACH} / {G_ROLE}")
         if ans.attach is not None and ans.terminus is None:
             ctx.record(ans.refused, expected="a detach of the link right after its attach without terminus",
                        observed=ans.describe(), what=f"{what}: no terminus, so detached", clauses=("amqp10:2.6.3/2",))
@@ -166,7 +165,7 @@ def recover_null_target(ctx: Context) -> None:
     if ans.attach is None and not ans.failed:  # show whether the connection still serves
         observed += f" | then a new session: {s.peer.observe(WAIT, probe=True).describe()}"
     ctx.record(ans.attach is not None and not ans.failed, expected=f"an attach named {name!r}", observed=observed,
-               what="the recovering attach is answered", level=Level.SHOULD, guideline=f"{G_RECOVER} / {G_NO_TERMINUS}")
+               what="the recovering attach is answered", guideline=f"{G_RECOVER} / {G_NO_TERMINUS}")
     if ans.attach is not None and ans.terminus is None:
         ctx.record(ans.refused, expected="a detach of the link right after its attach with a null target",
                    observed=ans.describe(), what="null target, so detached", clauses=("amqp10:2.6.3/2",))
@@ -209,7 +208,7 @@ def dynamic_target(ctx: Context) -> None:
 
 # ============================================================================ 2.6.4 detaching and reattaching
 @case("amqp10/2.6.4/detach-answered", title="a detach (not closing) is answered with a detach of the broker's handle",
-      level=Level.SHOULD, guideline=G_DETACH_REPLY)
+      guideline=G_DETACH_REPLY)
 def detach_answered(ctx: Context) -> None:
     """Attaches a sending link and detaches it with closed=false. Passes when the broker answers with a detach
     of its handle for the link (closed either way: 2.6.6 lets it close) without ending the session."""
@@ -241,7 +240,7 @@ def reattach(ctx: Context) -> None:
     detached = obs.performatives("detach", s.remote)
     ctx.record(bool(again) and bool(detached) and not obs.performatives("end", s.remote) and obs.close is None,
                expected="a detach of the link, then an attach of it", observed=obs.describe(),
-               what="the link is reattached", level=Level.SHOULD, guideline=G_REATTACH)
+               what="the link is reattached", guideline=G_REATTACH)
     if again:
         ctx.record(again[0].unsettled is None, expected="the reattaching attach has no unsettled map",
                    observed=f"unsettled={show(again[0].unsettled)}", what="unsettled map of the reattach",
@@ -288,7 +287,7 @@ def pipelined_reattach(ctx: Context) -> None:
 
 # ============================================================================ 2.6.6 closing a link
 @case("amqp10/2.6.6/close-answered", title="a closing detach is answered with a closing detach",
-      level=Level.SHOULD, guideline=G_CLOSE_REPLY)
+      guideline=G_CLOSE_REPLY)
 def close_answered(ctx: Context) -> None:
     """Attaches a sending and a receiving link and closes each (detach with closed=true). Passes, per link,
     when the broker answers with a detach of its handle with closed=true and no error."""

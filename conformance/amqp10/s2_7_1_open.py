@@ -18,7 +18,6 @@ from __future__ import annotations
 import uuid
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import UnexpectedReply, performative_name
 from amqpspec.peer.session10 import begin, begin_frame, publish
 from amqpspec.verify10 import ConnectionError, StaysOpen
@@ -34,8 +33,8 @@ from ._connection import (
 
 CHANNEL_0_OPEN_TEXT = "The open frame can only be sent on channel 0."
 MANDATORY_TEXT = ("The mandatory attribute of a field description controls whether a null element value is "
-                  "permitted in the representation. (open: <field name=\"container-id\" type=\"string\" "
-                  "mandatory=\"true\"/>)")
+                  "permitted in the representation. [open: <field name=\"container-id\" type=\"string\" "
+                  "mandatory=\"true\"/>]")
 INVALID_FIELD_ERRORS = (str(spec.AmqpError.INVALID_FIELD), str(spec.AmqpError.DECODE_ERROR))
 INVALID_FIELD_TEXT = ("amqp:invalid-field: An invalid field was passed in a frame body, and the operation could not "
                       "proceed. / amqp:decode-error: Data could not be decoded.")
@@ -66,10 +65,9 @@ def broker_open_first(ctx: Context) -> None:
     first_frame_open(ctx, obs)
     first = frames_of(obs)[0]
     if performative_name(first) == "open":
-        ctx.record(first.channel == 0, what="the broker's open is on channel 0", level=Level.SHOULD,
-                   guideline=CHANNEL_0_OPEN_TEXT, expected="open on channel 0", observed=describe(first))
+        ctx.record(first.channel == 0, what="the broker's open is on channel 0", guideline=CHANNEL_0_OPEN_TEXT, expected="open on channel 0", observed=describe(first))
         ctx.record(first.performative.container_id is not None,  # type: ignore[union-attr]
-                   what="the broker's open carries a container-id", level=Level.SHOULD, guideline=MANDATORY_TEXT,
+                   what="the broker's open carries a container-id", guideline=MANDATORY_TEXT,
                    expected="a container-id (not null)", observed=describe(first))
 
 
@@ -144,7 +142,7 @@ def channel_above_low_channel_max(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.1/channel-at-channel-max-accepted", title="a begin on the broker's channel-max itself is "
-      "answered", level=Level.SHOULD, guideline=CHANNEL_MAX_TEXT)
+      "answered", guideline=CHANNEL_MAX_TEXT)
 def channel_at_channel_max_accepted(ctx: Context) -> None:
     """Opens, reads the broker's channel-max C and begins a session on channel C, the highest
     channel number that can be used: the broker answers with a begin naming channel C."""
@@ -187,7 +185,7 @@ def second_open(ctx: Context) -> None:
     obs = watch(peer, REACTION_WINDOW, probe=True, grace=1.0)
     close_discipline(ctx, obs)
     ctx.check(obs, ConnectionError(), what="the second open is refused with a connection error", clauses=(),
-              level=Level.MAY, guideline=STATE_ERROR_TEXT)
+              guideline=STATE_ERROR_TEXT)
 
 
 # ---------------------------------------------------------------------------------------- hostname, container-id
@@ -215,14 +213,14 @@ def no_container_id(ctx: Context) -> None:
     first_frame_open(ctx, obs)
     close_discipline(ctx, obs)
     ctx.check(obs, ConnectionError(), what="the open is refused with a connection error", clauses=(),
-              level=Level.SHOULD, guideline=MANDATORY_TEXT)
+              guideline=MANDATORY_TEXT)
     record_error_condition(ctx, obs, "close", INVALID_FIELD_ERRORS, INVALID_FIELD_TEXT,
                            what=f"the close carries {' or '.join(INVALID_FIELD_ERRORS)}")
 
 
 # ---------------------------------------------------------------------------------------- idle-time-out, locales
 @case("amqp10/2.7.1/idle-time-out-zero", title="an open with idle-time-out 0 (no time-out) is accepted",
-      level=Level.SHOULD, guideline=IDLE_ZERO_TEXT)
+      guideline=IDLE_ZERO_TEXT)
 def idle_time_out_zero(ctx: Context) -> None:
     """Opens with idle-time-out 0, which means no idle time-out at all: the broker must not refuse
     it as too small; after a second without traffic the connection still serves (probe)."""
@@ -235,7 +233,7 @@ def idle_time_out_zero(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.1/unsupported-incoming-locale", title="an open asking for an unsupported incoming locale is "
-      "accepted (en-US is the fallback)", level=Level.SHOULD, guideline=LOCALE_TEXT)
+      "accepted (en-US is the fallback)", guideline=LOCALE_TEXT)
 def unsupported_incoming_locale(ctx: Context) -> None:
     """Sends an open whose incoming-locales list only a made-up locale (x-amqpspec). The broker
     falls back to en-US, which every peer supports (2.7.1/12): it answers with its open and serves

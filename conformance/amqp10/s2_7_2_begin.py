@@ -80,7 +80,6 @@ def broker_within_our_handle_max(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.2/begin-on-channel-in-use", title="a second begin on a channel already carrying a session is an error",
-      level=Level.SHOULD,
       guideline="Sessions are established by creating a session endpoint, assigning it to an unused channel number, "
                 "and sending a begin announcing the association of the session endpoint with the outgoing channel.")
 def begin_on_channel_in_use(ctx: Context) -> None:

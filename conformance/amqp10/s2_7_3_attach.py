@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.peer.session10 import begin, publish
 from amqpspec.verify10 import LinkError
@@ -146,7 +145,7 @@ def incomplete_unsettled(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.3/receiver-max-message-size", title="the broker sends no message larger than our max-message-size",
-      level=Level.SHOULD, guideline=G_MAX_MESSAGE_SIZE)
+      guideline=G_MAX_MESSAGE_SIZE)
 def receiver_max_message_size(ctx: Context) -> None:
     """Puts a 3000-octet message in a node, then attaches a receiving link with max-message-size 1000 and
     grants credit. Passes when the broker does not deliver the message on the link (it may hold it back,
@@ -177,7 +176,7 @@ def max_message_size_exceeded(ctx: Context) -> None:
         return
     ctx.record(error_condition(err) == str(spec.LinkError.MESSAGE_SIZE_EXCEEDED),
                expected="amqp:link:message-size-exceeded", observed=show(err.error), what="error condition",
-               level=Level.SHOULD, guideline=G_SIZE_CONDITION)
+               guideline=G_SIZE_CONDITION)
     details = err.error.description or err.error.info
     ctx.record(bool(details), expected="a description (or info) of the cause in the error",
                observed=show(err.error), what="error details", clauses=("amqp10:2.7.7/1",))

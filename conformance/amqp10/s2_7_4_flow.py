@@ -10,7 +10,6 @@ field; a flow naming a handle that is not attached ends the session with unattac
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import QUIET, Receiver, Session, begin, seq_add
 from amqpspec.verify10 import SessionError
@@ -194,7 +193,7 @@ def detached_handle(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.4/available", title="the broker's available counts the messages awaiting credit",
-      level=Level.MAY, guideline="The number of messages awaiting credit at the link sender endpoint.")
+      guideline="The number of messages awaiting credit at the link sender endpoint.")
 def available(ctx: Context) -> None:
     """A queue holds 7 messages and has no other consumer; we grant link-credit 2 with echo=true, receive 2,
     then send link-credit 0 with echo=true. Each broker flow on the link that sets available should give
@@ -221,12 +220,11 @@ def available(ctx: Context) -> None:
         wrong = [(got, want) for got, want in seen if got != want]
         ctx.record(not wrong, expected="available = messages still in the queue when the flow was sent",
                    observed=", ".join(f"available {g} (expected {w})" for g, w in seen),
-                   what="available gives the number of messages awaiting credit", clauses=(), level=Level.SHOULD,
-                   guideline="The number of messages awaiting credit at the link sender endpoint.")
+                   what="available gives the number of messages awaiting credit", clauses=(), guideline="The number of messages awaiting credit at the link sender endpoint.")
 
 
 @case("amqp10/2.7.4/drain-flag-from-sender", title="the broker's flows show the receiver's last drain value",
-      level=Level.SHOULD, guideline="The sender's value is always the last known value indicated by the receiver.")
+      guideline="The sender's value is always the last known value indicated by the receiver.")
 def drain_flag_from_sender(ctx: Context) -> None:
     """A queue holds 4 messages; we grant link-credit 2 (drain false) with echo=true and receive 2. Every
     broker flow on the link that carries drain should show false, the receiver's last value (a sender

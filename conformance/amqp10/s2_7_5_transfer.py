@@ -109,7 +109,7 @@ def rcv_settle_mode_second(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.5/second-on-first-link", title="rcv-settle-mode second on a transfer of a link negotiated first is an error",
-      level=Level.SHOULD, guideline=G_RCV_SECOND_ON_FIRST)
+      guideline=G_RCV_SECOND_ON_FIRST)
 def second_on_first_link(ctx: Context) -> None:
     """On a sending link attached with rcv-settle-mode first, sends a transfer with rcv-settle-mode second.
     Passes when the broker reports an error: a detach of the link, an end of the session or a close,
@@ -138,7 +138,7 @@ def _two_frames(ctx: Context, second: Callable[[Sender, int, bytes], spec.Transf
 
 
 @case("amqp10/2.7.5/continuation-delivery-id-differs", title="a continuation transfer with another delivery-id is an error",
-      level=Level.SHOULD, guideline=G_ID_DIFFERS)
+      guideline=G_ID_DIFFERS)
 def continuation_delivery_id_differs(ctx: Context) -> None:
     """Sends a delivery in two transfer frames, the second carrying a delivery-id 7 higher than the first's.
     Passes when the broker reports an error: a detach of the link, an end of the session or a close."""
@@ -147,7 +147,7 @@ def continuation_delivery_id_differs(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.5/continuation-delivery-tag-differs", title="a continuation transfer with another delivery-tag is an error",
-      level=Level.SHOULD, guideline=G_TAG_DIFFERS)
+      guideline=G_TAG_DIFFERS)
 def continuation_delivery_tag_differs(ctx: Context) -> None:
     """Sends a delivery in two transfer frames, the second carrying another delivery-tag. Passes when the broker
     reports an error: a detach of the link, an end of the session or a close."""
@@ -156,7 +156,7 @@ def continuation_delivery_tag_differs(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.5/continuation-message-format-differs", title="a continuation transfer with another message-format is an error",
-      level=Level.SHOULD, guideline=G_FORMAT_DIFFERS)
+      guideline=G_FORMAT_DIFFERS)
 def continuation_message_format_differs(ctx: Context) -> None:
     """Sends a delivery in two transfer frames, the first with message-format 0, the second with 1. Passes
     when the broker reports an error: a detach of the link, an end of the session or a close."""

@@ -13,7 +13,6 @@ semantics of the outcomes themselves are checked in section 3.4.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.peer.session10 import Delivery, Receiver, Session, begin, fetch, publish
 from amqpspec.wire.amqp10 import spec
@@ -81,7 +80,7 @@ def _released_range(ctx: Context, n: int, first: int, last: int | None) -> None:
 
 
 @case("amqp10/2.7.6/range", title="a disposition applies to the deliveries first..last and no others",
-      level=Level.SHOULD, guideline=G_RANGE)
+      guideline=G_RANGE)
 def disposition_range(ctx: Context) -> None:
     """Receives four messages unsettled, then settles the 2nd and 3rd with one disposition (first, last) in
     state released. Passes when a second link then gets exactly those two: the 1st and 4th, still held by
@@ -91,7 +90,7 @@ def disposition_range(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.6/last-defaults-to-first", title="a disposition without last applies to the delivery first only",
-      level=Level.SHOULD, guideline=G_RANGE)
+      guideline=G_RANGE)
 def last_defaults_to_first(ctx: Context) -> None:
     """Receives three messages unsettled, then sends disposition(first=<2nd>, no last, settled, released).
     Passes when a second link then gets only the 2nd message: the 1st and 3rd stay with the first link.
@@ -100,7 +99,7 @@ def last_defaults_to_first(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.6/each-outcome", title="dispositions with each outcome offered are taken without error",
-      level=Level.SHOULD, guideline=G_STATE)
+      guideline=G_STATE)
 def each_outcome(ctx: Context) -> None:
     """Receives four messages unsettled and settles each with its own disposition: accepted, rejected,
     released, modified (the outcomes the broker's source does not list are left out); then attaches a
@@ -125,7 +124,7 @@ def each_outcome(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.6/exactly-once", title="in rcv-settle-mode second the broker settles after our terminal state",
-      level=Level.SHOULD, guideline=G_EXACTLY_ONCE)
+      guideline=G_EXACTLY_ONCE)
 def exactly_once(ctx: Context) -> None:
     """Puts a message in a node and receives it on a link whose rcv-settle-mode is second (ours, as receiver,
     is the mode in use), then sends disposition(accepted, settled=false). Passes when the broker (sender)

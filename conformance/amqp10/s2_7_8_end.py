@@ -8,7 +8,6 @@ the text names no reaction, so those checks are guidelines.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition
 from amqpspec.peer.session10 import begin
 from amqpspec.wire.amqp10 import AMQPFrame, Message, spec
@@ -39,7 +38,7 @@ def error_has_details(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.8/end-on-unbegun-channel", title="an end on a channel with no session closes the connection",
-      level=Level.SHOULD, guideline=UNMAPPED_TEXT)
+      guideline=UNMAPPED_TEXT)
 def end_on_unbegun_channel(ctx: Context) -> None:
     """Begins a session on channel 0, then sends an end on channel 1, where no session was begun. Passes
     when the broker closes the connection with an error (answering with an end fails); a guideline check
@@ -51,7 +50,7 @@ def end_on_unbegun_channel(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.8/end-after-end", title="an end on a session already ended closes the connection",
-      level=Level.SHOULD, guideline=UNMAPPED_TEXT)
+      guideline=UNMAPPED_TEXT)
 def end_after_end(ctx: Context) -> None:
     """Begins a session, ends it (end/end), then sends a second end on its channel. Passes when the broker
     closes the connection with an error (answering with another end fails); a guideline check prefers

@@ -19,7 +19,6 @@ import time
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.base import Closed
 from amqpspec.peer.session10 import Delivery, Payload, Sender, Session, SetupError, begin
 from amqpspec.wire.amqp10 import (
@@ -35,7 +34,7 @@ G_HEAD_TAIL = ("An annotated message consists of the bare message plus sections 
                "of the bare message.")
 G_BODY = ("The body consists of one of the following three choices: one or more data sections, one or more "
           "amqp-sequence sections, or a single amqp-value section.")
-G_ONE_PROPERTIES = "Zero or one properties."
+G_ONE_PROPERTIES = "Zero or one properties sections."
 BARE = ("properties", "application-properties", "data", "amqp-sequence", "amqp-value")
 
 
@@ -333,7 +332,7 @@ def unknown_message_annotation(ctx: Context) -> None:
 
 
 @case("amqp10/3.2/header-after-body", title="a message with its header after the body is refused",
-      level=Level.SHOULD, guideline=G_HEAD_TAIL)
+      guideline=G_HEAD_TAIL)
 def header_after_body(ctx: Context) -> None:
     """We send data, then header (an annotation section at the tail instead of the head). Passes when the
     broker refuses the message: rejected outcome, or an error on the link, session or connection."""
@@ -342,7 +341,7 @@ def header_after_body(ctx: Context) -> None:
 
 
 @case("amqp10/3.2/duplicate-properties", title="a message with two properties sections is refused",
-      level=Level.SHOULD, guideline=G_ONE_PROPERTIES)
+      guideline=G_ONE_PROPERTIES)
 def duplicate_properties(ctx: Context) -> None:
     """We send properties(message-id "a"), properties(message-id "b"), data. Passes when the broker refuses
     the message: rejected outcome, or an error on the link, session or connection."""
@@ -351,7 +350,7 @@ def duplicate_properties(ctx: Context) -> None:
 
 
 @case("amqp10/3.2/no-body", title="a message without a body section is refused",
-      level=Level.SHOULD, guideline=G_BODY)
+      guideline=G_BODY)
 def no_body(ctx: Context) -> None:
     """We send header and properties only, no data, amqp-sequence or amqp-value. Passes when the broker
     refuses the message: rejected outcome, or an error on the link, session or connection."""
@@ -360,7 +359,7 @@ def no_body(ctx: Context) -> None:
 
 
 @case("amqp10/3.2/two-amqp-value-sections", title="a message with two amqp-value sections is refused",
-      level=Level.SHOULD, guideline=G_BODY)
+      guideline=G_BODY)
 def two_amqp_values(ctx: Context) -> None:
     """We send amqp-value "a", amqp-value "b" (the body is a *single* amqp-value). Passes when the broker
     refuses the message: rejected outcome, or an error on the link, session or connection."""
@@ -368,7 +367,7 @@ def two_amqp_values(ctx: Context) -> None:
 
 
 @case("amqp10/3.2/mixed-body-sections", title="a body mixing data and amqp-sequence sections is refused",
-      level=Level.SHOULD, guideline=G_BODY)
+      guideline=G_BODY)
 def mixed_body(ctx: Context) -> None:
     """We send data, then amqp-sequence. Passes when the broker refuses the message: rejected outcome, or an
     error on the link, session or connection."""

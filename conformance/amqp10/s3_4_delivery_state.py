@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import QUIET, Delivery, Receiver, Session, SetupError, begin
 from amqpspec.wire.amqp10 import Message, Symbol, spec
@@ -104,8 +103,7 @@ def released_redelivered(ctx: Context) -> None:
                expected="the same message delivered again, on A or B",
                observed="nothing within the wait" if again is None else
                f"on {again[0]}: {again[1].message().summary()}",
-               what="a released message is available for redelivery", clauses=(), level=Level.SHOULD,
-               guideline=G_RELEASED)
+               what="a released message is available for redelivery", clauses=(), guideline=G_RELEASED)
     if again is not None:
         ctx.record(_count(again[1]) == 0, expected="header delivery-count 0 (absent) as before",
                    observed=f"delivery-count {_count(again[1])}: {again[1].message().summary()}")
@@ -130,7 +128,7 @@ def modified_delivery_failed(ctx: Context) -> None:
         counts.append(_count(current))
     ctx.record(len(counts) == 2, expected="the message delivered again after each modified outcome",
                observed=f"{len(counts)} redelivery(ies)", what="a modified message is available for redelivery",
-               clauses=(), level=Level.SHOULD, guideline=G_MODIFIED)
+               clauses=(), guideline=G_MODIFIED)
     if counts:
         ctx.record(counts == [1, 2][:len(counts)], expected="header delivery-count 1, then 2",
                    observed=f"delivery-counts {counts}")
@@ -170,8 +168,7 @@ def modified_message_annotations(ctx: Context) -> None:
     again = _again(s, a, addr)
     if again is None:
         ctx.record(False, expected="the message delivered again", observed="nothing within the wait",
-                   what="a modified message is available for redelivery", clauses=(), level=Level.SHOULD,
-                   guideline=G_MODIFIED)
+                   what="a modified message is available for redelivery", clauses=(), guideline=G_MODIFIED)
         return
     ann = _annotations(again[1])
     want = {"x-opt-amqpspec-a": "new", "x-opt-amqpspec-b": "keep", "x-opt-amqpspec-c": "added"}
@@ -180,7 +177,7 @@ def modified_message_annotations(ctx: Context) -> None:
 
 
 @case("amqp10/3.4/rejected-not-redelivered", title="a rejected message is not delivered again",
-      level=Level.SHOULD, guideline=G_REJECTED)
+      guideline=G_REJECTED)
 def rejected_not_redelivered(ctx: Context) -> None:
     """We receive a message on link A and settle it rejected (with an error: amqp:decode-error), then grant
     A one more credit and attach link B with credit 1. An invalid, unprocessable message should not be
@@ -196,7 +193,7 @@ def rejected_not_redelivered(ctx: Context) -> None:
 
 
 @case("amqp10/3.4/accepted-retired", title="an accepted message is retired from the queue",
-      level=Level.SHOULD, guideline=G_ACCEPTED_SOURCE)
+      guideline=G_ACCEPTED_SOURCE)
 def accepted_retired(ctx: Context) -> None:
     """We receive a message on link A and settle it accepted, then grant A one more credit and attach link
     B with credit 1: passes when the message does not come back."""
@@ -208,7 +205,7 @@ def accepted_retired(ctx: Context) -> None:
 
 
 @case("amqp10/3.4/broker-accepts-transfer", title="the broker gives our unsettled transfer to a queue the accepted outcome",
-      level=Level.SHOULD, guideline=G_ACCEPTED_TARGET)
+      guideline=G_ACCEPTED_TARGET)
 def broker_accepts_transfer(ctx: Context) -> None:
     """We send 3 unsettled messages to a queue. Storing a message in a queue is processing it
     successfully: passes when the broker's dispositions (role receiver) give each delivery the accepted

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import Observation
 from amqpspec.peer.session10 import Link, Receiver, Sender, Session, begin
 from amqpspec.wire.amqp10 import AMQPFrame, Array, Described, Symbol, describe, spec
@@ -123,7 +122,6 @@ def copy_link_no_resend(ctx: Context) -> None:
     ctx.record(bool(with_token(other, first)), what="the copied message is still at the node",
                expected="a second link from the node receives the message the copy link transferred",
                observed=f"{len(with_token(other, first))} copies on the second link; {describe_arrivals(s)}",
-               level=Level.SHOULD,
                guideline="The copy distribution-mode leaves the state of the message unchanged at the distribution node.")
 
 
@@ -224,7 +222,6 @@ def _is_outcome(value: Any) -> bool:
 
 @case("amqp10/3.5.3/default-outcome-applied",
       title="a delivery settled without a state gets the source's default-outcome",
-      level=Level.SHOULD,
       guideline="Indicates the outcome to be used for transfers that have not reached a terminal state at the "
                 "receiver when the transfer is settled, including when the source is destroyed.")
 def default_outcome_applied(ctx: Context) -> None:
@@ -405,7 +402,6 @@ def dynamic_target_address(ctx: Context) -> None:
 
 
 @case("amqp10/3.5.10/delete-on-close", title="a node created with delete-on-close goes away with its link",
-      level=Level.SHOULD,
       guideline="A node dynamically created with this lifetime policy will be deleted at the point that the link "
                 "which caused its creation ceases to exist.")
 def delete_on_close(ctx: Context) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import WINDOW, error_condition, performative_name
 from amqpspec.peer.session10 import Receiver, Sender, Session, begin, publish
 from amqpspec.wire.amqp10 import Message, Symbol, describe, spec
@@ -55,7 +54,7 @@ CONTROL_CLOSE_DOC = ("If the control link is closed while there exist non-discha
                      "such transactions are immediately rolled back, and attempts to perform further transactional work "
                      "on them will lead to failure.")
 RETIRE_COMMIT_DOC = "Upon a successful discharge the outcome is applied."
-UNKNOWN_ID_DOC = "amqp:transaction:unknown-id The specified txn-id does not exist."
+UNKNOWN_ID_DOC = "amqp:transaction:unknown-id: The specified txn-id does not exist."
 
 
 class Control:
@@ -144,8 +143,7 @@ def declare_answered(ctx: Context) -> None:
                observed=f"outcome {show(state)}" + ("; " + "; ".join(describe(f) for f in others[-3:])
                                                       if state is None else ""))
     if isinstance(state, spec.Declared) and isinstance(state.txn_id, bytes):
-        ctx.record(len(state.txn_id) <= 32, what="the txn-id is a transaction-id", level=Level.SHOULD,
-                   guideline="A transaction-id can be up to 32 octets of binary data.",
+        ctx.record(len(state.txn_id) <= 32, what="the txn-id is a transaction-id", guideline="A transaction-id can be up to 32 octets of binary data.",
                    expected="binary of at most 32 octets", observed=f"txn-id {show(state.txn_id)}")
 
 
@@ -239,8 +237,7 @@ def unknown_id_rejected(ctx: Context) -> None:
                expected=f"rejected carrying a transaction-error ({', '.join(TRANSACTION_ERRORS)})", observed=observed)
     if isinstance(state, spec.Rejected):
         ctx.record(error_condition(state) == UNKNOWN_ID, what="the error names the unknown txn-id",
-                   expected=f"rejected with {UNKNOWN_ID}", observed=observed, level=Level.SHOULD,
-                   guideline=UNKNOWN_ID_DOC)
+                   expected=f"rejected with {UNKNOWN_ID}", observed=observed, guideline=UNKNOWN_ID_DOC)
 
 
 @case("amqp10/4.3/unknown-id-detach",
@@ -310,7 +307,7 @@ def posting_outcome(ctx: Context) -> None:
 
 @case("amqp10/4.4.1/posting-visible-after-commit",
       title="a transactional posting is not available until the commit, and is after it",
-      level=Level.SHOULD, guideline=POSTING_DOC)
+      guideline=POSTING_DOC)
 def posting_visible_after_commit(ctx: Context) -> None:
     """Declares a transaction and posts message A transactionally to a fresh node, then a
     sentinel without transaction; a receiving link gets the sentinel and must not get A. After
@@ -341,7 +338,7 @@ def posting_visible_after_commit(ctx: Context) -> None:
 
 
 @case("amqp10/4.4.4/posting-rolled-back", title="a transactional posting rolled back is never made available",
-      level=Level.SHOULD, guideline=ROLLBACK_DOC)
+      guideline=ROLLBACK_DOC)
 def posting_rolled_back(ctx: Context) -> None:
     """Declares a transaction, posts message A transactionally to a fresh node, discharges with
     fail=true, then posts a sentinel without transaction: a receiving link gets the sentinel and
@@ -448,7 +445,7 @@ def retirement_rollback(ctx: Context) -> None:
 
 
 @case("amqp10/4.4.2/retirement-commit", title="a transactional retirement committed applies its outcome",
-      level=Level.SHOULD, guideline=RETIRE_COMMIT_DOC)
+      guideline=RETIRE_COMMIT_DOC)
 def retirement_commit(ctx: Context) -> None:
     """Receives a message (unsettled), declares a transaction, sends an unsettled disposition
     with transactional-state(txn-id, accepted), discharges with fail=false (skipped unless
@@ -609,7 +606,7 @@ def discharge_mid_acquisition(ctx: Context) -> None:
 # ============================================================================ 4.1 the control link
 
 @case("amqp10/4.1/control-link-close-rolls-back", title="closing the control link rolls back its transactions",
-      level=Level.SHOULD, guideline=CONTROL_CLOSE_DOC)
+      guideline=CONTROL_CLOSE_DOC)
 def control_close_rolls_back(ctx: Context) -> None:
     """Declares a transaction, posts message A transactionally to a fresh node, closes the
     control link (detach closed=true), then posts a sentinel: a receiving link gets the

@@ -168,7 +168,7 @@ def reply_queue_private(ctx: Context) -> None:
 
 
 @case(f"{SECTION}/gone-with-connection", title="a reply queue declared exclusive is deleted when its connection closes",
-      level=Level.SHOULD, guideline=GONE_DOC, timeout=12.0)
+      guideline=GONE_DOC, timeout=12.0)
 def reply_queue_gone(ctx: Context) -> None:
     """Two requesters each declare a server-named exclusive queue; the first closes its connection
     with connection.close, the second closes the socket without it (4.5 case 3). Another

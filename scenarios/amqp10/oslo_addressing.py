@@ -19,7 +19,6 @@ from __future__ import annotations
 import uuid
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 
 from ._common10 import COPY_DOC, MOVE_DOC, PROPERTIES_UNALTERED, check_mode
 from ._proton import QUIET, WAIT, Receiver, Scenario, message, run, shown
@@ -88,7 +87,7 @@ def _to_kept(sc: Scenario, servers: list[Server], sent: dict[str, bytes], addres
 
 
 @case(f"{SECTION}/server-exclusive", title="a request to the server-specific address reaches that server only",
-      level=Level.SHOULD, guideline=SERVER_DOC, timeout=14.0)
+      guideline=SERVER_DOC, timeout=14.0)
 def server_exclusive(ctx: Context) -> None:
     """Servers s1 and s2 of one topic attach their three links each (server-specific and group with
     move, broadcast with copy); the client sends 3 requests to s1's server-specific address with 'to'
@@ -113,7 +112,7 @@ def server_exclusive(ctx: Context) -> None:
 
 
 @case(f"{SECTION}/group-unicast", title="each request to the group address reaches exactly one server of the group",
-      level=Level.SHOULD, guideline=GROUP_DOC, timeout=14.0)
+      guideline=GROUP_DOC, timeout=14.0)
 def group_unicast(ctx: Context) -> None:
     """Servers s1 and s2 attach their three links; the client sends 6 requests to the group
     address. Passes when every request reaches the group link of exactly one server (pattern B;
@@ -138,14 +137,14 @@ def group_unicast(ctx: Context) -> None:
                  observed=per + (f"; twice: {twice}" if twice else "") + (f"; never: {missing}" if missing else "")
                  + (f"; elsewhere: {stray}" if stray else ""))
         sc.check(not twice, "no request reaches both servers (move)", expected="no request on two links",
-                 observed=shown(twice) if twice else "none twice", level=Level.SHOULD, guideline=MOVE_DOC)
+                 observed=shown(twice) if twice else "none twice", guideline=MOVE_DOC)
         _to_kept(sc, servers, sent, address)
 
     run(ctx, body)
 
 
 @case(f"{SECTION}/broadcast", title="a request to the broadcast address reaches every server of the group",
-      level=Level.SHOULD, guideline=BROADCAST_DOC, timeout=14.0)
+      guideline=BROADCAST_DOC, timeout=14.0)
 def broadcast(ctx: Context) -> None:
     """Servers s1 and s2 attach their three links, the broadcast one with distribution-mode copy;
     the client sends 2 requests to the broadcast address. Passes when both servers' broadcast links
@@ -171,7 +170,7 @@ def broadcast(ctx: Context) -> None:
         sc.check(all(len(s.got("broadcast", ids)) >= len(ids) for s in servers),
                  "each server's copy link gets the requests (copy)", expected="both servers get both",
                  observed="; ".join(f"{s.name}: {len(s.got('broadcast', ids))}" for s in servers),
-                 level=Level.SHOULD, guideline=COPY_DOC)
+                 guideline=COPY_DOC)
         _to_kept(sc, servers, sent, address)
 
     run(ctx, body)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 
 from ._common10 import PRESETTLED_TRANSFER, PROPERTIES_UNALTERED, REDUCED_TTL, TTL_DOC
 from ._proton import (QUIET, WAIT, BrokerRefused, Client, Receiver, Scenario, ScenarioError, StepTimeout, message, run,
@@ -112,7 +111,7 @@ def round_trip(ctx: Context) -> None:
 
 
 @case(f"{SECTION}/expired-request-dropped", title="a request that outlived its ttl at the node is not delivered",
-      level=Level.SHOULD, guideline=TTL_DOC, timeout=12.0)
+      guideline=TTL_DOC, timeout=12.0)
 def expired_request_dropped(ctx: Context) -> None:
     """With no server attached yet, the client sends (pre-settled) a request with ttl 200 ms, waits
     800 ms, then sends a second one with ttl 30 s; a server then attaches with credit. Passes when

@@ -16,7 +16,6 @@ address: the case is skipped with what the broker answered (the receiver verifie
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 
 from ._common10 import BARE_UNCHANGED, COPY_DOC, COPY_STATE, altered, by_id, check_mode, send_all, tasks, workers
 from ._proton import QUIET, WAIT, Scenario, run, shown
@@ -25,7 +24,7 @@ SECTION = "amqp10/scenario.pubsub"
 
 
 @case(f"{SECTION}/every-subscriber", title="every subscriber of a copy node gets every event, once",
-      level=Level.SHOULD, guideline=COPY_DOC, timeout=12.0)
+      guideline=COPY_DOC, timeout=12.0)
 def every_subscriber(ctx: Context) -> None:
     """Two subscribers attach to the broker's pub-sub node with distribution-mode copy (10 credits
     each), then a publisher sends 4 events. Passes when each subscriber gets all 4 events (copy,
@@ -63,7 +62,7 @@ def every_subscriber(ctx: Context) -> None:
 
 @case(f"{SECTION}/copy-node-keeps-message",
       title="a node that confirmed distribution-mode copy still offers an accepted message to the next link",
-      level=Level.SHOULD, guideline=COPY_DOC, timeout=12.0)
+      guideline=COPY_DOC, timeout=12.0)
 def copy_node_keeps_message(ctx: Context) -> None:
     """A producer sends 2 messages to a queue-like node; reader-1 attaches with distribution-mode
     copy, gets and accepts both; reader-2 then attaches with copy. When the broker confirmed copy on

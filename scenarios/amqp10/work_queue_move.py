@@ -20,7 +20,6 @@ in the notes). A broker that answers with copy does not offer the pattern: the c
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 
 from ._common10 import (BARE_UNCHANGED, CREDIT, MODIFIED_COUNT, MODIFIED_DOC, MOVE_DOC, NO_RESEND, RELEASED_COUNT,
                         RELEASED_DOC, altered, by_id, check_mode, send_all, tasks, workers)
@@ -46,7 +45,7 @@ def _distinct(ws: list[Receiver], ids: set[str]) -> tuple[list[str], list[str]]:
 
 @case(f"{SECTION}/competing-receivers",
       title="each task reaches exactly one of the competing workers, within their credit",
-      level=Level.SHOULD, guideline=MOVE_DOC, timeout=12.0)
+      guideline=MOVE_DOC, timeout=12.0)
 def competing_receivers(ctx: Context) -> None:
     """Two workers attach to one node with distribution-mode move, worker-1 granting 2 credits and
     worker-2 10; the producer sends 8 tasks. Passes when every task reaches one worker and none
@@ -110,7 +109,7 @@ def accepted_not_redelivered(ctx: Context) -> None:
         got = [str(r.message.id) for r in late.inbox if str(r.message.id) in dict(items)]
         sc.check(not got, "a worker attaching later gets none of the accepted tasks",
                  expected="no transfer of an accepted task", observed=shown(got) if got else "nothing",
-                 level=Level.SHOULD, guideline=MOVE_DOC)
+                 guideline=MOVE_DOC)
 
     run(ctx, body)
 
@@ -123,7 +122,7 @@ def _outcome_offered(sc: Scenario, w: Receiver, outcome: str) -> None:
 
 @case(f"{SECTION}/released-to-other-worker",
       title="a task released by one worker is delivered to another with its delivery-count unchanged",
-      level=Level.SHOULD, guideline=RELEASED_DOC, timeout=12.0)
+      guideline=RELEASED_DOC, timeout=12.0)
 def released_to_other_worker(ctx: Context) -> None:
     """Worker-1 (1 credit) gets a task and settles it with the released outcome; worker-2, attached
     with no credit until then, grants 1. Passes when worker-2 gets the task (released: "made
@@ -139,7 +138,7 @@ def released_to_other_worker(ctx: Context) -> None:
         send_all(sc, producer, items)  # type: ignore[arg-type]
         if not sc.pump(lambda: bool(w1.inbox), WAIT):
             sc.check(False, "worker-1 gets the task", expected="one transfer within its credit",
-                     observed=f"nothing within {WAIT:g}s", level=Level.SHOULD, guideline=MOVE_DOC)
+                     observed=f"nothing within {WAIT:g}s", guideline=MOVE_DOC)
             return
         first = w1.inbox[0]
         sc.step("worker-1 releases the task; worker-2 grants one credit")
@@ -178,7 +177,7 @@ def failed_task_retried(ctx: Context) -> None:
         send_all(sc, producer, items)  # type: ignore[arg-type]
         if not sc.pump(lambda: bool(w1.inbox), WAIT):
             sc.check(False, "worker-1 gets the task", expected="one transfer within its credit",
-                     observed=f"nothing within {WAIT:g}s", level=Level.SHOULD, guideline=MOVE_DOC)
+                     observed=f"nothing within {WAIT:g}s", guideline=MOVE_DOC)
             return
         first = w1.inbox[0]
         sc.step("worker-1 fails the task: modified(delivery-failed); worker-2 grants one credit")
@@ -189,7 +188,7 @@ def failed_task_retried(ctx: Context) -> None:
         sc.check(again is not None, "the failed task is delivered to worker-2",
                  expected=f"{first.message.id} on worker-2's link",
                  observed=again.summary() if again else f"nothing within {WAIT:g}s",
-                 level=Level.SHOULD, guideline=MODIFIED_DOC)
+                 guideline=MODIFIED_DOC)
         if again is not None:
             before, after = first.message.delivery_count, again.message.delivery_count
             sc.check(after == before + 1, "the failed task's delivery-count is incremented",
