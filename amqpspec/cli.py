@@ -149,20 +149,51 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
 @click.option("--protocol", type=click.Choice(("0-9-1", "1.0")), default="0-9-1", show_default=True)
 @click.option("--coverage", is_flag=True, help="Show the cases covering each clause, or why it is untested.")
 @click.option("--extensions", is_flag=True, help="Include RabbitMQ extension rules (rabbitmq091:).")
-@click.option("--level", type=click.Choice(("MUST", "SHOULD", "MAY")), help="Only clauses of this level family.")
+@click.option("--level", type=click.Choice(("MUST", "SHOULD", "MAY", "DEFINITION")),
+              help="Only clauses of this level family (DEFINITION: with --documentation).")
 @click.option("--status", type=click.Choice(("covered", "untested", "unaccounted")),
               help="With --coverage: only clauses in this state.")
+@click.option("--documentation", is_flag=True,
+              help="The sentences that are not clauses (a field's doc, a reply code, a label) instead; with "
+                   "--coverage only those a case's guideline quotes, and the cases.")
+@click.option("--id", "clause_id", metavar="ID", help="Show one clause or documentation sentence, e.g. "
+              "amqp091:basic.get.no-ack/d1.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @guarded
 def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, status: str | None,
-            as_json: bool) -> None:
-    """List the normative clauses of a specification; with --coverage, how each is tested."""
+            documentation: bool, clause_id: str | None, as_json: bool) -> None:
+    """List the normative clauses of a specification; with --coverage, how each is tested.
+
+    Definition-level sentences (no RFC 2119 keyword) are never in this list or its counts: they
+    are listed with --documentation, apart from MUST/SHOULD/MAY."""
+    from amqpspec import clauses as catalog
     from amqpspec import coverage as cov
 
+    if clause_id:
+        try:
+            c = catalog.get(clause_id)
+        except catalog.UnknownClauseError as exc:
+            raise UsageError(str(exc)) from None
+        kind = "documentation sentence" if catalog.is_documentation(c) else "clause"
+        shown = {"id": c.id, "kind": kind, "level": c.level.value, "section": c.section,
+                 "section_title": c.section_title, "text": c.text, "source": c.source}
+        if c.versions:
+            shown.update(product=c.product, versions=c.versions, versions_source=c.versions_source)
+        if as_json:
+            click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+        else:
+            for key, value in shown.items():
+                click.echo(f"{key + ':':<16}{value}")
+        return
+    if level == "DEFINITION" and not documentation:
+        raise UsageError("--level DEFINITION lists documentation sentences: add --documentation")
     try:
-        rows = cov.coverage(protocol, extensions=extensions)
+        rows = (cov.documentation_coverage(protocol) if documentation
+                else cov.coverage(protocol, extensions=extensions))
     except NotImplementedError as exc:
         raise UsageError(str(exc)) from None
+    if documentation and coverage:
+        rows = [r for r in rows if r.cases]
     if level:
         rows = [r for r in rows if r.clause.level.family == level]
     if coverage and status:
@@ -189,15 +220,28 @@ def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, 
         if coverage:
             if r.cases:
                 how = "-> " + ", ".join(r.cases)
+            elif documentation:
+                how = "-> quoted by no case"
             elif r.untested:
                 how = f"-> untested ({r.untested.reason}): {r.untested.note}"
             else:
                 how = "-> UNACCOUNTED: no case and no reason"
             click.echo(f"{'':<{width}}  {'':<10}  {how}")
-    if coverage:
+    if documentation:
+        fams = ", ".join(f"{fam} {n}" for fam, n in sorted(_families(rows).items()))
+        click.echo(f"{len(rows)} documentation sentences{' quoted by cases' if coverage else ''} ({fams}); "
+                   "not clauses: the coverage counts leave them out")
+    elif coverage:
         _coverage_summary(rows)
     else:
         click.echo(f"{len(rows)} clauses")
+
+
+def _families(rows: list[Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r.clause.level.family] = out.get(r.clause.level.family, 0) + 1
+    return out
 
 
 def _coverage_summary(rows: list[Any]) -> None:

@@ -74,3 +74,17 @@ def coverage(protocol: str, *, extensions: bool = False) -> list[ClauseCoverage]
         if item.clause in rows:
             rows[item.clause].untested = item
     return list(rows.values())
+
+
+def documentation_coverage(protocol: str) -> list[ClauseCoverage]:
+    """The documentation sentences (see :func:`amqpspec.clauses.catalog`) and the cases whose
+    guideline quotes each, in catalog order: the text that verdicts without a clause of their own
+    stand on. Apart from :func:`coverage`, whose MUST/SHOULD/MAY counts it never changes."""
+    normative = set(catalog.by_id(protocol, extensions=True))
+    rows = {c.id: ClauseCoverage(c) for c in catalog.catalog(protocol, extensions=True, documentation=True)
+            if c.id not in normative}
+    for case in discover(protocol):
+        for cid in case.quoted:
+            if cid in rows:
+                rows[cid].cases.append(case.id)
+    return list(rows.values())
