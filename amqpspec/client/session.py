@@ -117,11 +117,12 @@ def play(ctx: Context, workload: str, **options: Any) -> Play:
     assert target.listener is not None
     options.setdefault("timeout", max(1, int(ctx.remaining() - 3)))
     proc: DriverProcess | None = None
+    peer_class, responder_class = server_role(target.broker.protocol)
     if target.serve_mode:
         if not target.pending:
             raise PeerError("no client connection is waiting for this case")
         conn, addr = target.pending.popleft()
-        peer = ServerPeer.on_socket(conn, addr, ctx.transcript, ctx.deadline)
+        peer = peer_class.on_socket(conn, addr, ctx.transcript, ctx.deadline)
     else:
         assert target.driver is not None
         target.listener.drain()
@@ -129,14 +130,32 @@ def play(ctx: Context, workload: str, **options: Any) -> Play:
                              + " ".join(f"{k}={v}" for k, v in options.items()))
         proc = ctx.adopt(target.driver.launch(target.client_url(), workload, options))
         try:
-            peer = target.listener.accept(ctx.transcript, ctx.deadline)
+            conn, addr = target.listener.accept_socket(_left(ctx))
+            peer = peer_class.on_socket(conn, addr, ctx.transcript, ctx.deadline)
         except DeadlineExceeded:
             out = proc.wait(0.2)
             if out.unsupported:
                 raise Skip(f"the driver does not support the {workload} workload") from None
             raise PeerError(f"the client never connected ({out.summary()})") from None
     ctx.adopt(peer)
-    return Play(ctx, peer, Responder(peer), proc, workload, options)
+    return Play(ctx, peer, responder_class(peer), proc, workload, options)
+
+
+def server_role(protocol: str) -> tuple[Any, Any]:
+    """The server peer and responder classes that play the broker of ``protocol``."""
+    if protocol == "1.0":
+        from amqpspec.peer.server10 import ServerPeer10
+        from amqpspec.peer.server10_responder import Responder10
+
+        return ServerPeer10, Responder10
+    return ServerPeer, Responder
+
+
+def _left(ctx: Context) -> float:
+    left = ctx.deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlineExceeded("no time left to wait for the client's connection")
+    return left
 
 
 class ServeQueue:
