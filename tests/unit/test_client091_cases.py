@@ -1,0 +1,121 @@
+"""Every 0-9-1 client case can fail: it passes against the scripted correct client and fails
+(or warns, for a SHOULD) against the same client with the one fault the case looks for.
+
+The scripted client (tests/support/client091_scripted.py) is a driver of the contract; the
+runs go through the ClientRunner as ``amqpspec client --driver-cmd`` does. Runs of several
+faults go side by side (each with its own listening peer): most of a case's time is waiting.
+"""
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from amqpspec.case import discover
+from amqpspec.client.drivers import DriverSpec
+from amqpspec.client.runner import ClientRunner
+from amqpspec.client.session import ClientTarget
+from amqpspec.peer.server091 import Listener
+from amqpspec.result import Verdict
+from amqpspec.runner import RunOptions
+
+SCRIPT = Path(__file__).resolve().parents[1] / "support" / "client091_scripted.py"
+
+#: the fault of the scripted client each case must catch
+FAULTS = {
+    "amqp091/2.3.7/client-answers-connection-close": "no-close-ok",
+    "amqp091/2.3.7/client-answers-channel-close": "no-channel-close-ok",
+    "amqp091/2.3.7/client-uses-close-handshake": "drop-socket",
+    "amqp091/2.3.7/no-content-after-channel-close-ok": "publish-after-close",
+    "amqp091/channel.close/client-discards-after-close": "ack-after-close",
+    "amqp091/channel.close/client-answers-crossing-close": "no-crossing-close-ok",
+    "amqp091/connection.close/client-answers-crossing-close": "no-crossing-close-ok",
+    "amqp091/4.2.2/client-sends-protocol-header": "bad-header",
+    "amqp091/connection.start/client-refuses-unknown-version": "ignore-version",
+    "amqp091/4.2.2/client-retries-lower-version": "no-retry",
+    "amqp091/connection.start-ok/client-properties-fields": "no-properties",
+    "amqp091/connection.start-ok/mechanism-from-offer": "bad-mechanism",
+    "amqp091/connection.tune-ok/channel-max-within-proposal": "raise-channel-max",
+    "amqp091/connection.tune-ok/frame-max-within-proposal": "raise-frame-max",
+    "amqp091/connection.tune-ok/frame-max-zero-proposal": "small-frame-max",
+    "amqp091/connection.tune/accepts-frame-min-size-start": "small-read-buffer",
+    "amqp091/4.2.3/client-respects-frame-max": "ignore-frame-max",
+    "amqp091/4.2.3/client-closes-on-unknown-frame-type": "lenient",
+    "amqp091/4.2.3/client-closes-on-bad-frame-end": "lenient",
+    "amqp091/4.2.3/client-rejects-oversized-frame": "lenient",
+    "amqp091/4.2.3/client-rejects-connection-method-on-channel-1": "lenient",
+    "amqp091/4.2.3/client-closes-on-unknown-method": "lenient",
+    "amqp091/4.2.6.2/client-joins-split-body": "first-frame-only",
+    "amqp091/4.2.6/client-rejects-incomplete-content": "lenient",
+    "amqp091/4.2.6/client-rejects-body-past-size": "lenient",
+    "amqp091/4.2.6.1/client-rejects-class-mismatch": "lenient",
+    "amqp091/4.2.6.1/client-rejects-content-on-channel-zero": "lenient",
+    "amqp091/4.2.6/client-rejects-unknown-property-flag": "lenient",
+    "amqp091/4.2.7/client-sends-heartbeats": "no-heartbeats",
+    "amqp091/4.2.7/client-detects-silent-server": "no-silence-detection",
+    "amqp091/4.2.7/client-discards-unnegotiated-heartbeat": "strict-heartbeat",
+    "amqp091/4.2.7/client-rejects-heartbeat-on-channel-1": "lenient",
+    "amqp091/4.2.7/client-rejects-heartbeat-with-payload": "lenient",
+    "amqp091/domain.delivery-tag/client-acks-on-delivery-channel": "wrong-ack-tag",
+    "amqp091/domain.delivery-tag/client-echoes-large-tags": "wrong-ack-tag",
+    "amqp091/domain.delivery-tag/client-acks-get-on-its-channel": "wrong-ack-tag",
+    "amqp091/domain.redelivered/client-delivers-redelivered": "drop-redelivered",
+    "amqp091/basic.consume/client-cancels-on-consumer-channel": "cancel-wrong-tag",
+    "amqp091/channel.open/client-never-reopens-open-channel": "reopen-channel",
+    "amqp091/4.3/client-uses-channels-within-channel-max": "use-channel-2",
+    "amqp091/channel.flow/client-answers-flow": "ignore-flow",
+    "amqp091/tx.commit/client-commits-only-transacted": "commit-without-select",
+    "amqp091/3.2.1/client-waits-for-qos-ok": "pipeline",
+    "amqp091/rabbitmq.basic.nack/client-takes-nack": "nack-fatal",
+    "amqp091/rabbitmq.confirm/client-waits-for-late-confirms": "confirm-timeout",
+    "amqp091/rabbitmq.basic.cancel/client-takes-server-cancel": "cancel-fatal",
+    "amqp091/rabbitmq.connection.blocked/client-holds-publishes": "ignore-blocked",
+}
+NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
+
+
+def _run(case_ids: list[str], fault: str) -> dict[str, tuple[Verdict, str]]:
+    cases = [c for c in discover("0-9-1", role="client") if c.id in case_ids]
+    command = f"{sys.executable} {SCRIPT} {{url}} {{workload}}" + (f" fault={fault}" if fault else "")
+    listener = Listener()
+    try:
+        target = ClientTarget.create(listener, DriverSpec.from_command(command, "0-9-1"), "test")
+        results = ClientRunner(target, cases, RunOptions(seed=1)).run()
+    finally:
+        listener.close()
+    return {r.case: (r.verdict, r.reason) for r in results}
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, dict[str, tuple[Verdict, str]]]:
+    """Verdicts of the correct client ("") and of each fault, for the cases that look for it."""
+    by_fault: dict[str, list[str]] = {}
+    for case_id, fault in FAULTS.items():
+        by_fault.setdefault(fault, []).append(case_id)
+    chunks = [("", ids[i::4]) for ids in [sorted(FAULTS)] for i in range(4)] + list(by_fault.items())
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        done = list(pool.map(lambda job: (job[0], _run(job[1], job[0])), chunks))
+    out: dict[str, dict[str, tuple[Verdict, str]]] = {}
+    for fault, found in done:
+        out.setdefault(fault, {}).update(found)
+    return out
+
+
+def test_every_client_case_names_its_fault() -> None:
+    ids = {c.id for c in discover("0-9-1", role="client")}
+    assert ids == set(FAULTS), f"missing: {sorted(ids - set(FAULTS))}; stale: {sorted(set(FAULTS) - ids)}"
+    assert len(ids) >= 30
+
+
+@pytest.mark.parametrize("case_id", sorted(FAULTS))
+def test_correct_client_passes(verdicts, case_id: str) -> None:  # type: ignore[no-untyped-def]
+    verdict, reason = verdicts[""][case_id]
+    assert verdict is Verdict.PASSED, reason
+
+
+@pytest.mark.parametrize("case_id", sorted(FAULTS))
+def test_faulty_client_does_not_pass(verdicts, case_id: str) -> None:  # type: ignore[no-untyped-def]
+    verdict, reason = verdicts[FAULTS[case_id]][case_id]
+    assert verdict in NOT_PASSED, f"{FAULTS[case_id]}: {verdict.value} {reason}"
