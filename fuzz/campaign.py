@@ -597,7 +597,7 @@ class Worker:
             reused_sig: Signature | None = None
             quick = getattr(ex.observation, "quick", False)
             if not ex.verdict.ok and (getattr(ex.observation, "reused", False) or quick) \
-                    and not (quick and ex.verdict.violation == "hang" and self._signature(ft, ex).id in self.known):
+                    and not self._hit_unconfirmed(ft, ex, quick):
                 reused_sig = self._signature(ft, ex)
                 try:
                     ex = self._fresh(ft, stimulus)
@@ -621,6 +621,18 @@ class Worker:
                     # what it saw -- a reset as the broker died -- says nothing about it; run again
                     continue
                 return self._judge(ft, ex, shrinking, epoch, slot, due, problem, covers)
+
+    def _hit_unconfirmed(self, ft: FuzzTarget, ex: Example, quick: bool) -> bool:
+        """Whether a violation seen on a reused connection (or in a quick window) is taken as a
+        hit without running it again on a fresh one: a provisional hang whose signature is known,
+        and -- for AMQP 1.0, where a fresh connection costs SASL, open, begin and two attaches and
+        a campaign meets its known findings on every few examples -- any known signature. A hit
+        only counts; what is recorded (a new signature) is always confirmed on a fresh
+        connection first."""
+        known = self._signature(ft, ex).id in self.known
+        if quick and ex.verdict.violation == "hang":
+            return known
+        return known and self.cfg.protocol == "1.0"
 
     def _setup_failed(self, ft: FuzzTarget, shrinking: bool, exc: SetupFailed, epoch: int) -> None:
         self.setup_failures += 1

@@ -9,6 +9,7 @@ speaks 0-9-1 (``cleanup``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import string
 from typing import Any
 
@@ -21,6 +22,7 @@ from amqpspec.wire.amqp10.frames import AMQP_HEADER, SASL_HEADER, TLS_HEADER
 from amqpspec.wire.amqp10.types import Raw, UByte, UInt
 
 from . import exec10
+from . import mutate10 as M
 from . import strategies10 as S
 from .exec10 import RECEIVER_HANDLE, SENDER_HANDLE, SESSION_CHANNEL
 from .stimulus import Credentials, Stimulus
@@ -73,6 +75,12 @@ def _channels(env: Env, usual: int) -> SearchStrategy[int]:
                      st.sampled_from(sorted({top, min(top + 1, 0xFFFF), 0xFFFF})))
 
 
+def _channel_list(env: Env, usual: int) -> tuple[int, ...]:
+    """The channels a frame may be moved to (a mutation): the usual one, small ones, channel-max and past it."""
+    top = _channel_max(env)
+    return tuple(sorted({usual, *range(0, 9), top, min(top + 1, 0xFFFF), 0xFFFF}))
+
+
 def _broken(frames: SearchStrategy[Any], env: Env, usual: int = SESSION_CHANNEL) -> SearchStrategy[Any]:
     """The frames as drawn (mostly), or with their header written wrong, or cut short."""
     small = frames.filter(lambda f: len(f.encode()) < OVERRIDE_MAX)  # DOFF past the end needs SIZE/4 < 255
@@ -86,14 +94,6 @@ def _addressed(cls: type, env: Env) -> SearchStrategy[Any]:
     address = st.one_of(st.none(), _names(env))
     return st.one_of(address.map(lambda a: cls(address=a)), address.map(lambda a: cls(address=a)),
                      st.builds(lambda t, a: t.replace(address=a), S.composite(cls), address))
-
-
-def _valid(cls: type, fields: SearchStrategy[dict[str, Any]]) -> SearchStrategy[Any]:
-    """A valid performative with ``fields`` drawn: mostly those alone (the other fields absent),
-    one in three with every other field drawn as well. Drawing a whole composite costs hypothesis
-    some hundred choices (5-25 ms); the fields a target is about are what the broker checks."""
-    light = fields.map(lambda kw: cls(**kw))
-    return st.one_of(light, light, st.builds(lambda c, kw: c.replace(**kw), S.composite(cls), fields))
 
 
 def _exact(make: Any, size: int) -> Any:
@@ -152,35 +152,39 @@ def _needs_sasl(env: Env) -> str:
 def sasl_init(env: Env) -> SearchStrategy[Stimulus]:
     creds = Credentials(env.credentials_length)
     offered = list(env.broker.mechanisms or ["PLAIN"])
-    init = st.builds(
-        spec.SaslInit,
-        mechanism=st.one_of(st.just(Symbol("PLAIN")), st.sampled_from([Symbol(m) for m in offered]),
-                            S.primitive("symbol")),
-        initial_response=st.one_of(st.just(creds), st.just(creds), st.just(creds), st.none(), st.binary(max_size=64)),
-        hostname=st.one_of(st.none(), st.just(env.target.host), S.primitive("string")))
-    bodies = st.one_of(init, init, init, S.malformed_composite(spec.SaslInit),
-                       st.sampled_from(spec.SASL_FRAMES).flatmap(S.composite))
-    frames = st.one_of(bodies.map(lambda b: SASLFrame(b)), bodies.map(lambda b: SASLFrame(b)),
-                       st.builds(AMQPFrame, st.just(0), S.composite(spec.Open)), st.just(EmptyFrame(0)))
-    one = _broken(frames, env, 0)
+    own = {
+        "mechanism": st.one_of(st.just(Symbol("PLAIN")), st.sampled_from([Symbol(m) for m in offered]),
+                               S.primitive("symbol")),
+        "initial_response": st.one_of(st.just(creds), st.just(creds), st.none(), st.binary(max_size=64)),
+        "hostname": st.one_of(st.none(), st.just(env.target.host), S.primitive("string")),
+    }
+    others = st.sampled_from(spec.SASL_FRAMES).flatmap(S.composite)
+    sh = M.shape(spec.SaslInit, (0, 1, 0xFFFF), own, [S.malformed_composite(spec.SaslInit), others])
+    amqp = M.shape(spec.Open, (0, 1), None, [])
+    opens, bodies = M.pool(S.composite(spec.Open)), M.pool(others)
+    init = SASLFrame(spec.SaslInit(mechanism=Symbol("PLAIN"), initial_response=creds))
+    bases = (lambda i: init, lambda i: SASLFrame(bodies[i]), lambda i: AMQPFrame(0, opens[i]), lambda i: EmptyFrame(0))
+    one = M.frames(bases, lambda f: amqp if isinstance(f, AMQPFrame) else sh)
     return st.one_of(one.map(_stim), st.tuples(one, one).map(lambda t: _stim(*t)))
 
 
 @_target("open", "header", "open after the AMQP header exchange: container-id, max-frame-size around 512, "
          "channel-max, idle-time-out, locales, capabilities; malformed; another performative (2.4.1, 2.7.1)")
 def open_(env: Env) -> SearchStrategy[Stimulus]:
-    fields = st.fixed_dictionaries({
+    own = {
         "container_id": st.one_of(st.just("amqpspec-fuzz"), S.primitive("string")),
         "hostname": st.one_of(st.none(), st.just(env.target.host), S.primitive("string")),
         "max_frame_size": st.one_of(st.none(), st.sampled_from((0, 1, 511, 512, 513, 4096, 65536, 0xFFFFFFFF)).map(UInt),
                                     S.primitive("uint")),
         "channel_max": st.one_of(st.none(), st.sampled_from((0, 1, 0xFFFF)), S.primitive("ushort")),
-        "idle_time_out": st.one_of(st.none(), st.none(), st.sampled_from((0, 1, 100, 1000)).map(UInt)),
-    })
-    valid = _valid(spec.Open, fields)
-    opens = st.one_of(valid, valid, valid, S.malformed_composite(spec.Open),
-                      st.sampled_from(spec.PERFORMATIVES).flatmap(S.composite))
-    frames = _broken(opens.map(lambda o: AMQPFrame(0, o)), env, 0)
+        "idle_time_out": st.one_of(st.none(), st.sampled_from((0, 1, 100, 1000)).map(UInt)),
+    }
+    others = st.sampled_from(spec.PERFORMATIVES).flatmap(S.composite)
+    sh = M.shape(spec.Open, _channel_list(env, 0), own, [S.malformed_composite(spec.Open), others])
+    malformed, other = M.pool(S.malformed_composite(spec.Open)), M.pool(others)
+    base = AMQPFrame(0, spec.Open(container_id="amqpspec-fuzz"))
+    frames = M.frames((lambda i: base, lambda i: AMQPFrame(0, malformed[i]), lambda i: AMQPFrame(0, other[i])),
+                      lambda f: sh)
     return st.one_of(frames.map(_stim), frames.map(_stim), frames.map(lambda f: _stim(EmptyFrame(0), f)),
                      st.just(_stim(EmptyFrame(0))))
 
@@ -189,17 +193,19 @@ def open_(env: Env) -> SearchStrategy[Stimulus]:
          "window and handle-max edges; malformed; end and close (2.5, 2.7.2)")
 def begin(env: Env) -> SearchStrategy[Stimulus]:
     edges = st.sampled_from((0, 1, 0x7FFFFFFF, 0xFFFFFFFF)).map(UInt)
-    fields = st.fixed_dictionaries({
-        "remote_channel": st.one_of(st.none(), st.none(), st.none(), S.primitive("ushort")),
+    own = {
+        "remote_channel": st.one_of(st.none(), S.primitive("ushort"), st.sampled_from((0, 1, 2))),
         "next_outgoing_id": st.one_of(edges, S.primitive("uint")),
         "incoming_window": st.one_of(edges, S.primitive("uint")),
         "outgoing_window": st.one_of(edges, S.primitive("uint")),
         "handle_max": st.one_of(st.none(), edges),
-    })
-    valid = _valid(spec.Begin, fields)
-    perfs = st.one_of(valid, valid, valid, S.malformed_composite(spec.Begin), st.just(spec.End()),
-                      st.just(spec.Close()))
-    frames = _broken(st.builds(AMQPFrame, _channels(env, 1), perfs), env, 1)
+    }
+    sh = M.shape(spec.Begin, _channel_list(env, 1), own, [S.malformed_composite(spec.Begin)])
+    malformed = M.pool(S.malformed_composite(spec.Begin))
+    base = AMQPFrame(1, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))
+    bases = (lambda i: base, lambda i: AMQPFrame(1, malformed[i]), lambda i: AMQPFrame(1, spec.End()),
+             lambda i: AMQPFrame(1, spec.Close()))
+    frames = M.frames(bases, lambda f: sh)
     return st.lists(frames, min_size=1, max_size=3).map(lambda fs: _stim(*fs))
 
 
@@ -208,7 +214,7 @@ def begin(env: Env) -> SearchStrategy[Stimulus]:
 def attach(env: Env) -> SearchStrategy[Stimulus]:
     hm = 0xFFFFFFFF
     names = st.one_of(_names(env), st.sampled_from([f"{env.name('t')}-snd", f"{env.name('t')}-rcv"]))
-    fields = st.fixed_dictionaries({
+    own = {
         "name": names,
         "handle": st.one_of(st.sampled_from((SENDER_HANDLE, RECEIVER_HANDLE, 2, 3, hm)).map(UInt), S.primitive("uint")),
         "role": st.booleans(),
@@ -216,10 +222,16 @@ def attach(env: Env) -> SearchStrategy[Stimulus]:
         "rcv_settle_mode": st.one_of(st.none(), st.sampled_from((0, 1, 2, 255)).map(UByte)),
         "source": st.one_of(st.none(), _addressed(spec.Source, env)),
         "target": st.one_of(st.none(), _addressed(spec.Target, env)),
-    })
-    valid = _valid(spec.Attach, fields)
-    perfs = st.one_of(valid, valid, valid, valid, S.malformed_composite(spec.Attach).map(_own_addresses(env)))
-    frames = _broken(st.builds(AMQPFrame, _channels(env, SESSION_CHANNEL), perfs), env)
+    }
+    malformed_s = S.malformed_composite(spec.Attach).map(_own_addresses(env))
+    sh = M.shape(spec.Attach, _channel_list(env, SESSION_CHANNEL), own, [malformed_s])
+    malformed = M.pool(malformed_s)
+    t, ch = env.name("t"), SESSION_CHANNEL
+    sender = AMQPFrame(ch, spec.Attach(name=f"{t}-new-snd", handle=UInt(2), role=spec.Role.SENDER, source=spec.Source(),
+                                       target=spec.Target(address=t), initial_delivery_count=0))
+    receiver = AMQPFrame(ch, spec.Attach(name=f"{t}-new-rcv", handle=UInt(3), role=spec.Role.RECEIVER,
+                                         source=spec.Source(address=t), target=spec.Target()))
+    frames = M.frames((lambda i: sender, lambda i: receiver, lambda i: AMQPFrame(ch, malformed[i])), lambda f: sh)
     return st.lists(frames, min_size=1, max_size=2).map(lambda fs: _stim(*fs))
 
 
@@ -238,6 +250,7 @@ def _own_addresses(env: Env) -> Any:
     return fix
 
 
+@functools.lru_cache(maxsize=1)
 def _payloads() -> SearchStrategy[Any]:
     """Message octets: valid messages (mostly), cut short, sections out of order or repeated,
     a value of another type where a section belongs, random octets."""
@@ -257,49 +270,56 @@ def _payloads() -> SearchStrategy[Any]:
 @_target("transfer", "link", "transfers on the attached sender link: delivery-ids in and out of order, more/aborted, "
          "settled, message sections valid and malformed, on the receiver's or no link (2.6.12-14, 2.7.5, 3.2)")
 def transfer(env: Env) -> SearchStrategy[Stimulus]:
-    handles = st.one_of(st.just(SENDER_HANDLE), st.just(SENDER_HANDLE), st.just(SENDER_HANDLE),
-                        st.sampled_from((RECEIVER_HANDLE, UNATTACHED)))
+    own = {
+        "handle": st.sampled_from((SENDER_HANDLE, RECEIVER_HANDLE, UNATTACHED)).map(UInt),
+        "delivery_id": st.one_of(st.integers(0, 3).map(UInt), S.primitive("uint")),
+        "delivery_tag": st.one_of(st.binary(max_size=40), st.sampled_from((b"t0", b"t1"))),
+        "message_format": st.one_of(st.just(UInt(0)), S.primitive("uint")),
+        "settled": st.booleans(), "more": st.booleans(), "aborted": st.booleans(), "resume": st.booleans(),
+        "rcv_settle_mode": st.sampled_from((0, 1, 2)).map(UByte),
+        "state": st.one_of(S.composite(spec.Accepted), S.composite(spec.Rejected), S.composite(spec.Received)),
+    }
+    sh = M.shape(spec.Transfer, _channel_list(env, SESSION_CHANNEL), own, [S.malformed_composite(spec.Transfer)])
+    payloads = M.pool(_payloads())
 
-    @st.composite
-    def deliveries(draw: Any) -> Stimulus:
-        n = draw(st.integers(1, 3))
-        ids = draw(st.one_of(st.just(list(range(n))), st.lists(S.primitive("uint"), min_size=n, max_size=n),
-                             st.lists(st.integers(0, 3).map(UInt), min_size=n, max_size=n)))
-        frames = []
-        for i in range(n):
-            t = spec.Transfer(
-                handle=draw(handles), delivery_id=draw(st.one_of(st.just(ids[i]), st.just(ids[i]), st.none())),
-                delivery_tag=draw(st.one_of(st.just(f"t{i}".encode()), st.binary(max_size=40), st.none())),
-                message_format=draw(st.one_of(st.just(0), st.just(0), st.none(), S.primitive("uint"))),
-                settled=draw(st.one_of(st.none(), st.booleans())), more=draw(st.one_of(st.none(), st.booleans())),
-                aborted=draw(st.one_of(st.none(), st.none(), st.booleans())),
-                rcv_settle_mode=draw(st.one_of(st.none(), st.none(), st.sampled_from((0, 1, 2)).map(UByte))),
-                state=draw(st.one_of(st.none(), st.none(), st.none(), S.composite(spec.Accepted),
-                                     S.composite(spec.Rejected), S.composite(spec.Received))),
-                resume=draw(st.one_of(st.none(), st.none(), st.booleans())))
-            if draw(st.integers(0, 9)) == 0:
-                t = draw(S.malformed_composite(spec.Transfer))
-            frames.append(draw(_broken(st.just(AMQPFrame(SESSION_CHANNEL, t, draw(_payloads()))), env)))
-        return _stim(*frames)
-    return deliveries()
+    def at(k: int) -> SearchStrategy[Any]:
+        def base(i: int) -> AMQPFrame:
+            return AMQPFrame(SESSION_CHANNEL, spec.Transfer(handle=UInt(SENDER_HANDLE), delivery_id=UInt(k),
+                                                            delivery_tag=f"t{k}".encode(), message_format=UInt(0)),
+                             payloads[i])
+        return M.frames((base,), lambda f: sh)
+    return st.one_of(at(0).map(_stim), st.tuples(at(0), at(1)).map(lambda t: _stim(*t)),
+                     st.tuples(at(0), at(1), at(2)).map(lambda t: _stim(*t)))
 
 
 @_target("flow-disposition", "link", "flow and disposition: unknown handles, credit and counts at their edges, echo, "
          "drain, delivery ranges never sent, each outcome (2.6.7, 2.7.4, 2.7.6)")
 def flow_disposition(env: Env) -> SearchStrategy[Stimulus]:
     edges = st.one_of(st.sampled_from((0, 1, 2, 0x7FFFFFFF, 0xFFFFFFFF)).map(UInt), S.primitive("uint"))
-    opt = lambda s: st.one_of(st.none(), s)  # noqa: E731
     handles = st.one_of(st.sampled_from((SENDER_HANDLE, RECEIVER_HANDLE, UNATTACHED, 0xFFFFFFFF)).map(UInt), st.none())
-    flow = st.builds(spec.Flow, next_incoming_id=opt(edges), incoming_window=edges, next_outgoing_id=edges,
-                     outgoing_window=edges, handle=handles, delivery_count=opt(edges), link_credit=opt(edges),
-                     available=opt(edges), drain=opt(st.booleans()), echo=opt(st.booleans()))
+    flow_own = {f: edges for f in ("next_incoming_id", "incoming_window", "next_outgoing_id", "outgoing_window",
+                                   "delivery_count", "link_credit", "available")}
+    flow_own.update(handle=handles, drain=st.booleans(), echo=st.booleans())
     outcomes = st.one_of(st.none(), *[S.composite(c) for c in (spec.Accepted, spec.Rejected, spec.Released,
                                                                 spec.Modified, spec.Received)])
-    disposition = st.builds(spec.Disposition, role=st.booleans(), first=edges, last=opt(edges),
-                            settled=opt(st.booleans()), state=outcomes, batchable=opt(st.booleans()))
-    perfs = st.one_of(flow, flow, disposition, disposition, S.malformed_composite(spec.Flow),
-                      S.malformed_composite(spec.Disposition))
-    frames = _broken(st.builds(AMQPFrame, _channels(env, SESSION_CHANNEL), perfs), env)
+    disp_own = {"role": st.booleans(), "first": edges, "last": edges, "settled": st.booleans(), "state": outcomes,
+                "batchable": st.booleans()}
+    chans = _channel_list(env, SESSION_CHANNEL)
+    mflow, mdisp = S.malformed_composite(spec.Flow), S.malformed_composite(spec.Disposition)
+    shapes = {spec.Flow: M.shape(spec.Flow, chans, flow_own, [mflow, mdisp]),
+              spec.Disposition: M.shape(spec.Disposition, chans, disp_own, [mdisp, mflow])}
+    pf, pd = M.pool(mflow), M.pool(mdisp)
+    ch = SESSION_CHANNEL
+    session_flow = AMQPFrame(ch, spec.Flow(next_incoming_id=UInt(0), incoming_window=UInt(2048),
+                                           next_outgoing_id=UInt(0), outgoing_window=UInt(2048)))
+    link_flow = AMQPFrame(ch, spec.Flow(next_incoming_id=UInt(0), incoming_window=UInt(2048), next_outgoing_id=UInt(0),
+                                        outgoing_window=UInt(2048), handle=UInt(RECEIVER_HANDLE),
+                                        delivery_count=UInt(0), link_credit=UInt(10)))
+    disposition = AMQPFrame(ch, spec.Disposition(role=spec.Role.RECEIVER, first=UInt(0), last=UInt(0), settled=True,
+                                                 state=spec.Accepted()))
+    bases = (lambda i: session_flow, lambda i: link_flow, lambda i: disposition, lambda i: AMQPFrame(ch, pf[i]),
+             lambda i: AMQPFrame(ch, pd[i]))
+    frames = M.frames(bases, lambda f: shapes.get(type(getattr(f, "performative", None)), shapes[spec.Flow]))
     return st.lists(frames, min_size=1, max_size=3).map(lambda fs: _stim(*fs))
 
 
