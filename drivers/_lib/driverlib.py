@@ -39,7 +39,7 @@ DEFAULTS: dict[str, str | None] = {
     "timeout": "5",
     "heartbeat": None,  # library default
     "credit": None,  # 1.0: library default
-    "declare": "true",  # 0-9-1: declare `queue` before publish/consume/get/tx/confirm
+    "declare": "false",  # 0-9-1: declare `queue` first (publish/consume/get/tx/confirm)
 }
 
 WORKLOADS_091 = ("connect", "publish", "consume", "get", "rpc", "tx", "confirm", "idle")
