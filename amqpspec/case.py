@@ -388,10 +388,12 @@ class Context:
 
     # -- checks -----------------------------------------------------------------------
     def _levels(self, clauses: tuple[str, ...]) -> list[Level]:
-        if self.spec.quoted and self.spec.level is not None and clauses == self.spec.quoted:
-            return [self.spec.level]  # the case's quoted text, with the weight it resolved to
         known = clause_catalog.by_id(self.spec.protocol, documentation=True)
-        return [known[c].level for c in clauses if c in known]
+        levels = [known[c].level for c in clauses if c in known]
+        if self.spec.quoted and self.spec.level is not None and clauses == self.spec.quoted:
+            # the case's guideline, at the case's level -- never above the text itself
+            return [max(self.spec.level, min(levels, key=lambda lv: lv.rank), key=lambda lv: lv.rank)]
+        return levels
 
     def record(self, ok: bool, *, expected: str, observed: str, what: str = "",
                clauses: tuple[str, ...] | list[str] | None = None,
@@ -412,6 +414,8 @@ class Context:
             raise CaseDefinitionError(f"{self.spec.id}: a check with its own level needs the guideline text it checks")
         else:
             cited = tuple(clauses) if clauses is not None else self.spec.clauses
+            if not cited:
+                cited = self.spec.quoted  # ``clauses=()``: a check of the case's guideline text
             levels = self._levels(cited)
         self._refuse_other_releases(cited)
         verdict = Verdict.PASSED if ok else verdict_for_failure(levels)

@@ -19,7 +19,7 @@ coverage. Cases also rely on text that is not a clause: the meaning of a field o
 code, a lower-case "should", a field's label. :func:`documentation` gives every such sentence
 an id too, so that every verdict names the text it stands on:
 
-* every sentence of the ``<doc>``\ s (``type="grammar"`` included, scenarios excluded: those
+* every sentence of the ``<doc>`` elements (``type="grammar"`` included, scenarios excluded: those
   belong to their rule) of a class, method, field, domain or constant:
   ``amqp091:<class>[.<method>[.<field>]]/d<k>``, ``amqp091:domain.<name>/d<k>``,
   ``amqp091:constant.<name>/d<k>``, ``k`` the 1-based ordinal of the sentence among the

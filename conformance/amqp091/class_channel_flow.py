@@ -17,7 +17,6 @@ class_channel_flow_while_sending.py.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 from amqpspec.peer.amqp091 import Observation, Peer
 from amqpspec.verify import Replies, Verifier
 from amqpspec.wire.amqp091 import spec
@@ -93,7 +92,7 @@ def new_channel_active(ctx: Context) -> None:
     ok = bool(got) and got[0].channel == ch and getattr(got[0].method, "consumer_tag", "") == tag
     ctx.record(ok, expected=f"basic.deliver to consumer {tag!r} on channel {ch}",
                observed=got[0].summary() if got else f"no delivery within {WAIT:g}s ({len(others)} other frames)",
-               level=Level.SHOULD, guideline=INITIAL, clauses=("amqp091:channel.flow/initial-state",))
+               guideline=INITIAL, clauses=("amqp091:channel.flow/initial-state",))
 
 
 @case("amqp091/channel.flow/activate-answered", title="channel.flow(active=1) on a new channel gets flow-ok(active=1)",

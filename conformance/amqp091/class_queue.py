@@ -203,8 +203,7 @@ def reserved_prefix(ctx: Context) -> None:
     name = "amq." + unique(ctx, "r")
     ctx.will_delete("queue", name)
     obs = attempt(peer, ch, spec.QueueDeclare(queue=name, exclusive=True))
-    ctx.check(obs, ChannelException(403, channel=ch), clauses=(RESERVED_RULE,), level=Level.SHOULD,
-              guideline=RESERVED_TEXT)
+    ctx.check(obs, ChannelException(403, channel=ch), clauses=(RESERVED_RULE,), guideline=RESERVED_TEXT)
 
 
 @case("amqp091/queue.declare.queue/reserved-amq-prefix-passive",
@@ -270,7 +269,7 @@ def passive_existing(ctx: Context) -> None:
     peer, ch = with_channel(ctx)
     q = declare_queue(ctx, peer, ch, exclusive=True)
     obs = attempt(peer, ch, spec.QueueDeclare(queue=q, passive=True))
-    ctx.check(obs, Replies("queue.declare-ok", channel=ch), level=Level.SHOULD, guideline=PASSIVE_DOC,
+    ctx.check(obs, Replies("queue.declare-ok", channel=ch), guideline=PASSIVE_DOC,
               clauses=(PASSIVE_RULE,))
 
 
@@ -283,8 +282,7 @@ def passive_missing(ctx: Context) -> None:
     name = unique(ctx, "missing")
     ctx.will_delete("queue", name)
     obs = attempt(peer, ch, spec.QueueDeclare(queue=name, passive=True))
-    ctx.check(obs, ChannelException(404, channel=ch), clauses=(PASSIVE_RULE,), level=Level.SHOULD,
-              guideline=PASSIVE_FAILURE)
+    ctx.check(obs, ChannelException(404, channel=ch), clauses=(PASSIVE_RULE,), guideline=PASSIVE_FAILURE)
 
 
 @case("amqp091/queue.declare.passive/passive-no-wait-missing",
@@ -303,10 +301,9 @@ def passive_no_wait_missing(ctx: Context) -> None:
     obs = peer.observe(REACTION_WINDOW, probe_channel=ch)
     if obs.methods("queue.declare-ok", ch):
         ctx.record(False, expected="no queue.declare-ok (no-wait)", observed=obs.describe(), clauses=(PASSIVE_RULE,),
-                   level=Level.SHOULD, guideline=PASSIVE_NO_WAIT)
+                   guideline=PASSIVE_NO_WAIT)
         return
-    ctx.check(obs, ChannelException(404, channel=ch) | StaysOpen(), clauses=(PASSIVE_RULE,), level=Level.SHOULD,
-              guideline=PASSIVE_NO_WAIT)
+    ctx.check(obs, ChannelException(404, channel=ch) | StaysOpen(), clauses=(PASSIVE_RULE,), guideline=PASSIVE_NO_WAIT)
 
 
 @case("amqp091/queue.declare.passive/ignores-other-fields",
@@ -436,8 +433,7 @@ def exclusive_case(slug: str, what: str, make: Callable[[str], Method], scenario
         owner, och, q = owned_exclusive(ctx)
         other, ch = with_channel(ctx)
         obs = attempt(other, ch, make(q))
-        ctx.check(obs, ChannelException(405, channel=ch), clauses=(EXCLUSIVE_RULE,), level=Level.SHOULD,
-                  guideline=EXCLUSIVE_DOC)
+        ctx.check(obs, ChannelException(405, channel=ch), clauses=(EXCLUSIVE_RULE,), guideline=EXCLUSIVE_DOC)
         accepted = reply_of(obs, "basic.consume-ok", ch)
         if accepted is not None:  # tidy up the consumer the broker should not have accepted
             attempt(other, ch, spec.BasicCancel(consumer_tag=accepted.consumer_tag), QUICK_WINDOW)
@@ -445,7 +441,7 @@ def exclusive_case(slug: str, what: str, make: Callable[[str], Method], scenario
             found = lookup(owner, och, q)
             ctx.record(found.exists, expected="the owner still finds its queue (passive declare-ok)",
                        observed=found.observed, what=f"the other connection's {what} did not delete the queue",
-                       clauses=(EXCLUSIVE_RULE,), level=Level.SHOULD, guideline=EXCLUSIVE_DOC)
+                       clauses=(EXCLUSIVE_RULE,), guideline=EXCLUSIVE_DOC)
 
     run.__name__ = f"exclusive_other_{slug.replace('-', '_')}"
     source = ("one of the operations of the rule's scenario" if scenario else

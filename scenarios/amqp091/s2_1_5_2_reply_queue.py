@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.clauses import Level
 
 from ._pika import WAIT, BrokerRefused, Client, Scenario, props, refused, run, shown
 
@@ -153,7 +152,7 @@ def reply_queue_private(ctx: Context) -> None:
                      f"{what} of another connection's exclusive queue is refused",
                      expected="channel.close (a channel exception)",
                      observed=refusal.observed if refusal else "accepted", clauses=EXCLUSIVE_RULE,
-                     level=Level.SHOULD, guideline=EXCLUSIVE_DOC)
+                     guideline=EXCLUSIVE_DOC)
             if refusal is not None and refusal.kind == "connection.close":
                 break
         wrong = {w: c for w, c in codes.items() if c is not None and c != RESOURCE_LOCKED}
