@@ -20,6 +20,7 @@ OPTIONS: dict[str, str | None] = {"queue": "amqpspec-q", "address": None, "count
                                   "ack": "true", "credit": None, "timeout": "5", "heartbeat": None}
 WORKLOADS = ("connect", "send", "receive", "rpc", "idle")
 SECRETS: list[str] = []
+OPEN: list[BlockingConnection] = []    # the connection, closed on the way out as a user's finally: would
 
 
 def scrub(text: str) -> str:
@@ -78,6 +79,7 @@ def run(url: str, workload: str, opts: dict[str, str | None]) -> int:
     body = str(opts["body"])
     heartbeat = None if opts["heartbeat"] in (None, "") else float(str(opts["heartbeat"]))
     conn = BlockingConnection(url, timeout=timeout, heartbeat=heartbeat, reconnect=False)
+    OPEN.append(conn)
     emit("connected")
     if workload == "send":
         sender = conn.create_sender(address)
@@ -110,9 +112,20 @@ def run(url: str, workload: str, opts: dict[str, str | None]) -> int:
             conn.wait(lambda: False, timeout=timeout, msg="idling")
         except Timeout:
             pass   # the idle time is over: the connection lived through it
+    OPEN.clear()
     conn.close()
     emit("closed", by="client")
     return 0
+
+
+def cleanup() -> None:
+    """What a user's ``finally: conn.close()`` does after an error: lets the library finish its
+    side of the closing (answer the server's close) before the process ends."""
+    for conn in OPEN:
+        try:
+            conn.close()
+        except (ProtonException, OSError):
+            pass
 
 
 def main() -> None:
@@ -122,9 +135,11 @@ def main() -> None:
     except (ConnectionClosed, LinkDetached) as exc:
         closed_event(exc)
         emit("error", type=type(exc).__name__, message=str(exc))
+        cleanup()
         finish(1)
     except (ProtonException, OSError) as exc:   # the library's own errors; anything else is a crash
         emit("error", type=type(exc).__name__, message=str(exc))
+        cleanup()
         finish(1)
     if code == 0:
         emit("done")

@@ -1,0 +1,56 @@
+"""2.2 Version negotiation, from the client's side.
+
+The TCP client "MUST immediately send its outgoing protocol header on establishment of the
+TCP connection" (2.2/4), "with the client's preferred protocol version" (2.2/6): the playing
+broker waits silently after accepting, and the first octets must be a well-formed AMQP 1.0.0
+header (protocol id 0, or 3 for SASL). "If the incoming and outgoing protocol headers do not
+match, both peers MUST close their outgoing stream" (2.2/3): answered with a 1.0.1 header,
+the client closes; an open it pipelined before reading our header (2.4.1 allows pipelining)
+is not held against it, anything more is -- a close frame too: it is written in the very
+version the server just declined, on a stream the client had to close.
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, case
+from amqpspec.peer.server10 import header_ok
+from amqpspec.wire.amqp10 import EmptyFrame, ProtocolHeader
+
+from ._client import QUICK, client_closed, named, play
+
+
+@case("amqp10/2.2/client-sends-header-at-once", role="client",
+      title="the client sends a well-formed AMQP 1.0.0 protocol header as soon as it connects, before the server says anything",
+      clauses=("amqp10:2.2/4", "amqp10:2.2/6", "amqp10:2.2/1"))
+def header_at_once(ctx: Context) -> None:
+    p = play(ctx, "connect")
+    first = p.peer.recv(QUICK)
+    ok = isinstance(first, ProtocolHeader) and header_ok(first) and first.protocol_id in (0, 3)
+    ctx.record(ok, expected=f"a protocol header AMQP 0|3 1.0.0 within {QUICK:g} s of connecting",
+               observed=first.summary() if hasattr(first, "summary") else f"{first!r}" if first is not None
+               else f"nothing within {QUICK:g} s")
+    if ok:
+        p.peer.stage, p.peer.negotiated.first_header = "header", first
+        if first.protocol_id == 0:
+            p.peer.negotiated.amqp_header = first
+        p.handshake()
+        p.serve()
+    p.finish()
+
+
+@case("amqp10/2.2/client-closes-on-header-mismatch", role="client",
+      title="answered with an AMQP 1.0.1 header, the client closes its outgoing stream (a pipelined open aside)",
+      clauses=("amqp10:2.2/3",))
+def header_mismatch(ctx: Context) -> None:
+    p = play(ctx, "connect")
+    n = p.handshake(upto="header")
+    if n.first_header is not None and n.first_header.protocol_id == 3:
+        p.handshake(upto="amqp", amqp_header=ProtocolHeader.of(0, 1, 0, 1))
+    else:
+        p.peer.send(ProtocolHeader.of(0, 1, 0, 1))
+    obs = p.peer.observe(QUICK * 2, reply_close=False)
+    extra = [f for f in obs.received if not isinstance(f, (EmptyFrame, ProtocolHeader))]
+    pipelined_open = bool(extra) and named(extra[:1], "open") and len(extra) == 1
+    ok = obs.closed and (not extra or bool(pipelined_open))
+    ctx.record(ok, expected="the client closes the socket, sending nothing after its header (but a pipelined open)",
+               observed=client_closed(obs))
+    p.finish()

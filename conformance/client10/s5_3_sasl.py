@@ -1,0 +1,88 @@
+"""5.3 SASL, from the client's side.
+
+"The peer acting as the SASL server MUST announce supported authentication mechanisms using
+the sasl-mechanisms frame. The partner MUST then choose one of the supported mechanisms and
+initiate a sasl exchange" (5.3.2/2); "Each peer MUST authenticate using the highest-level
+security profile it can handle from the list provided by the partner" (5.3.3.2/2): given a
+user and password in its URL, a client offered ANONYMOUS first and PLAIN second must use
+PLAIN, which proves who it is. "Upon successful completion of the SASL dialog the security
+layer has been established, and the peers MUST exchange protocol headers" (5.3.3.5/1): the
+client's next octets are the AMQP header, not a frame. A hostname given in sasl-init and in
+open SHOULD be the same (2.7.1/3: "this field SHOULD be null or contain the same value").
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, Skip, case
+from amqpspec.peer.server10 import header_ok
+
+from ._client import QUICK, play
+
+
+def _sasl(ctx: Context, mechanisms: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    p = play(ctx, "connect")
+    n = p.handshake(upto="header")
+    if n.first_header is None or n.first_header.protocol_id != 3:
+        p.finish(0.2)
+        raise Skip("the client does not use SASL (it opened with the AMQP header)")
+    return p
+
+
+@case("amqp10/5.3.2/client-chooses-offered-mechanism", role="client",
+      title="offered only PLAIN, the client's sasl-init names PLAIN (one of the mechanisms offered)",
+      clauses=("amqp10:5.3.2/2",))
+def chooses_offered(ctx: Context) -> None:
+    p = _sasl(ctx, ("PLAIN",))
+    n = p.handshake(upto="sasl", mechanisms=("PLAIN",))
+    ctx.record(n.mechanism == "PLAIN", expected="sasl-init with mechanism PLAIN (the only one offered)",
+               observed=f"sasl-init mechanism {n.mechanism!r}")
+    p.handshake()
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/5.3.3.2/client-uses-strongest-mechanism", role="client",
+      title="given a user and password, offered ANONYMOUS then PLAIN, the client authenticates with PLAIN",
+      clauses=("amqp10:5.3.3.2/2", "amqp10:5.3.2/2"))
+def strongest(ctx: Context) -> None:
+    p = _sasl(ctx, ("ANONYMOUS", "PLAIN"))
+    n = p.handshake(upto="sasl", mechanisms=("ANONYMOUS", "PLAIN"))
+    ctx.record(n.mechanism == "PLAIN",
+               expected="sasl-init with PLAIN: the client holds credentials, PLAIN is the stronger profile offered",
+               observed=f"sasl-init mechanism {n.mechanism!r}")
+    p.handshake()
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/5.3.3.5/client-sends-amqp-header-after-sasl", role="client",
+      title="after a successful sasl-outcome the client sends the AMQP protocol header before any frame",
+      clauses=("amqp10:5.3.3.5/1",))
+def header_after_sasl(ctx: Context) -> None:
+    p = _sasl(ctx, ("PLAIN", "ANONYMOUS"))
+    p.handshake(upto="sasl")
+    got = p.peer.recv(QUICK)
+    ok = header_ok(got, 0)  # type: ignore[arg-type]
+    ctx.record(ok, expected="the protocol header AMQP 0 1.0.0",
+               observed=got.summary() if hasattr(got, "summary") else f"nothing within {QUICK:g} s")
+    if ok:
+        p.peer.negotiated.amqp_header = got
+        p.handshake()
+        p.serve()
+    p.finish()
+
+
+@case("amqp10/2.7.1/client-hostname-matches-sasl", role="client",
+      title="a hostname the client gave in sasl-init is the one (or none) it gives in open",
+      clauses=("amqp10:2.7.1/3",))
+def hostname_matches(ctx: Context) -> None:
+    p = _sasl(ctx, ("PLAIN", "ANONYMOUS"))
+    n = p.handshake()
+    if n.sasl_hostname is None:
+        p.finish(0.2)
+        raise Skip("the client's sasl-init named no hostname")
+    opened = n.client_open.hostname if n.client_open is not None else None
+    ok = opened is None or str(opened) == n.sasl_hostname
+    ctx.record(ok, expected=f"open hostname absent or {n.sasl_hostname!r} (as in sasl-init)",
+               observed=f"open hostname {opened!r}")
+    p.serve()
+    p.finish()
