@@ -77,4 +77,5 @@ if [[ "$mode" == test ]] && (( with_brokers )); then
             || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
     fi
 fi
+if [[ "$mode" == test ]]; then bash scripts/setup-drivers.sh; fi  # client libraries of drivers/ (docs/drivers.md)
 say "done"
