@@ -207,7 +207,7 @@ def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, 
             if c.versions:  # a vendor clause: the releases its text describes, and which edition says so
                 row.update(product=c.product, versions=c.versions, versions_source=c.versions_source)
             if coverage:
-                row.update(status=r.status, cases=r.cases,
+                row.update(status=r.status, cases=r.cases, client_cases=r.client_cases,
                            untested=None if r.untested is None else {"reason": r.untested.reason, "note": r.untested.note})
             out.append(row)
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
@@ -227,6 +227,8 @@ def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, 
             else:
                 how = "-> UNACCOUNTED: no case and no reason"
             click.echo(f"{'':<{width}}  {'':<10}  {how}")
+            if r.client_cases:
+                click.echo(f"{'':<{width}}  {'':<10}  -> client side: {', '.join(r.client_cases)}")
     if documentation:
         fams = ", ".join(f"{fam} {n}" for fam, n in sorted(_families(rows).items()))
         click.echo(f"{len(rows)} documentation sentences{' quoted by cases' if coverage else ''} ({fams}); "

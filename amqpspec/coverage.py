@@ -40,6 +40,9 @@ class ClauseCoverage:
     clause: catalog.Clause
     cases: list[str] = field(default_factory=list)
     untested: Untested | None = None
+    #: client-role cases citing the clause (amqpspec client): shown beside the broker-side
+    #: coverage; ``status`` and the counts stay the broker side's
+    client_cases: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -70,6 +73,10 @@ def coverage(protocol: str, *, extensions: bool = False) -> list[ClauseCoverage]
         for cid in case.cited:  # a guideline quoting a clause's sentence does not cover it
             if cid in rows:
                 rows[cid].cases.append(case.id)
+    for case in discover(protocol, role="client"):
+        for cid in case.cited:
+            if cid in rows:
+                rows[cid].client_cases.append(case.id)
     for item in load_untested(protocol):
         if item.clause in rows:
             rows[item.clause].untested = item
