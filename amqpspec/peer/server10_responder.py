@@ -61,6 +61,7 @@ class Responder10:
         self.begin_fields: dict[str, Any] = {}    # overrides of our begins (incoming_window, handle_max ...)
         self.attach_fields: dict[str, Any] = {}   # overrides of our attaches
         self.deliveries: list[tuple[Receiver, Delivery]] = []   # what the client sent, in order
+        self.link_log: list[Link] = []       # every link of ours, detached ones too (cases judge them after the end)
         self.client_dispositions: list[tuple[int, spec.Disposition]] = []
         self.client_flows: list[tuple[int, spec.Flow]] = []
         self.client_detaches: list[tuple[int, spec.Detach]] = []
@@ -91,6 +92,10 @@ class Responder10:
 
     def links(self, kind: type | None = None) -> list[Link]:
         return [lk for cs in self.sessions.values() for lk in cs.links.values() if kind is None or isinstance(lk, kind)]
+
+    def ever(self, kind: type) -> list[Any]:
+        """Every link of ours of ``kind`` (Sender or Receiver) the conversation had, detached or not."""
+        return [lk for lk in self.link_log if isinstance(lk, kind)]
 
     def senders(self) -> list[Sender]:
         """Our sending links (the client receives on them)."""
@@ -249,7 +254,8 @@ class Responder10:
         source, target = p.source, p.target
         link: Link
         if bool(p.role) is bool(RECEIVER):   # the client receives: we send
-            link = Sender(s, str(p.name), handle, initial_delivery_count=0)
+            start = {**self.attach_fields, **overrides}.get("initial_delivery_count", 0)
+            link = Sender(s, str(p.name), handle, initial_delivery_count=int(start or 0))
             if source is not None and getattr(source, "dynamic", False):
                 source = source.replace(address=self._dynamic_address()) if hasattr(source, "replace") else source
         else:
@@ -258,6 +264,7 @@ class Responder10:
                 target = target.replace(address=self._dynamic_address()) if hasattr(target, "replace") else target
         link.take_attach(p)
         cs.links[int(p.handle)] = link
+        self._keep(self.link_log, link)
         fields: dict[str, Any] = dict(source=source, target=target, snd_settle_mode=p.snd_settle_mode,
                                       rcv_settle_mode=p.rcv_settle_mode)
         if isinstance(link, Sender):

@@ -1,0 +1,121 @@
+"""2.5 Sessions and 2.7.2 Begin, from the client's side.
+
+A client's begin starts a session it initiates: "The remote-channel field of a begin frame
+MUST be empty for a locally initiated session" (2.5.1/2, 2.7.2/1); "it is RECOMMENDED that
+implementations always assign the lowest available unused channel number" (2.5.1/1).
+Session flow control binds the client as sender: the remote-incoming-window "MUST be
+decremented after every transfer frame is sent, and recomputed when informed of the remote
+session endpoint state" (2.5.6/2) -- with our begin's incoming-window 0 it has nothing to
+spend until our flow opens the window. Ending: "When a session is explicitly ended, an end
+frame is sent to announce the disassociation of the endpoint from its outgoing channel"
+(2.5.2): the client answers our end with its own; a frame about a link that is not attached
+makes it end the session with unattached-handle (2.7.4/2).
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, case
+from amqpspec.peer.amqp10 import performative_name
+from amqpspec.verify10 import SessionError
+
+from ._client import QUICK, await_sender, check, client_closed, describe_frames, error, named, open_conversation, \
+    unmet
+from amqpspec.wire.amqp10 import AMQPFrame, spec
+
+END_ANSWERED = ("When a session is explicitly ended, an end frame is sent to announce the disassociation of the "
+                "endpoint from its outgoing channel, and to carry error information when relevant.")
+
+
+@case("amqp10/2.5.1/client-begin-without-remote-channel", role="client",
+      title="the begin of a session the client initiates carries no remote-channel",
+      clauses=("amqp10:2.5.1/2", "amqp10:2.7.2/1"))
+def begin_without_remote_channel(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=1)
+    obs = p.serve()
+    begins = named(obs.received, "begin")
+    if not begins:
+        unmet("a begin from the client", obs)
+    wrong = [f for f in begins if f.performative.remote_channel is not None]
+    ctx.record(not wrong, expected="remote-channel absent in every begin the client initiates",
+               observed=describe_frames(wrong) if wrong else f"{len(begins)} begin(s) without remote-channel")
+    p.finish()
+
+
+@case("amqp10/2.5.1/client-lowest-channel", role="client",
+      title="the client's first session uses channel 0, the lowest unused",
+      clauses=("amqp10:2.5.1/1",))
+def lowest_channel(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=1)
+    obs = p.serve()
+    begins = named(obs.received, "begin")
+    if not begins:
+        unmet("a begin from the client", obs)
+    ctx.record(begins[0].channel == 0, expected="the first begin on channel 0", observed=begins[0].summary()[:120])
+    p.finish()
+
+
+@case("amqp10/2.5.6/client-waits-for-incoming-window", role="client",
+      title="with the server's incoming-window 0 the client sends no transfer until a flow opens the window",
+      clauses=("amqp10:2.5.6/2",))
+def waits_for_window(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=1, responder={"begin_fields": {"incoming_window": 0}})
+    early = p.serve(QUICK * 1.5)
+    sent = named(early.received, "transfer")
+    cs = p.responder.session()
+    if cs is None or not p.responder.receivers():
+        unmet("a sending link from the client", early)
+    # open the window: the client may send now
+    cs.ours.incoming_window = 100
+    p.peer.send(cs.ours.flow_frame())
+    late = p.serve()
+    ctx.record(not sent, expected="no transfer while our incoming-window is 0",
+               observed=describe_frames(sent) if sent else
+               f"none; after our flow opened the window: {len(named(late.received, 'transfer'))} transfer(s)")
+    p.finish()
+
+
+@case("amqp10/2.5.2/client-answers-end", role="client",
+      title="the server's end of the client's session is answered with the client's end",
+      guideline=END_ANSWERED)
+def answers_end(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
+    await_sender(p)
+    cs = p.responder.session()
+    assert cs is not None
+    p.responder.end_session(cs, error("amqp:internal-error", "amqpspec ends the session"))
+    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("end", "close"))
+    ends = named(obs.received, "end", cs.channel)
+    ctx.record(bool(ends), expected=f"end on the client's channel {cs.channel}", observed=client_closed(obs))
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.7.4/client-ends-session-on-unattached-handle", role="client",
+      title="a flow naming a handle no link is attached to makes the client end the session with unattached-handle",
+      clauses=("amqp10:2.7.4/2",))
+def unattached_handle(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
+    await_sender(p)
+    cs = p.responder.session()
+    assert cs is not None
+    p.peer.send(cs.ours.flow_frame(handle=77, delivery_count=0, link_credit=0))
+    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("end", "close"))
+    check(ctx, obs, _SessionOrConnection())
+    p.finish()
+
+
+class _SessionOrConnection(SessionError):
+    """end with unattached-handle; a close carrying it is as good (the client ended everything)."""
+
+    def __init__(self) -> None:
+        super().__init__("amqp:session:unattached-handle")
+
+    def accepts(self, obs) -> bool:  # type: ignore[no-untyped-def, override]
+        from amqpspec.peer.amqp10 import error_condition
+        return super().accepts(obs) or any(error_condition(f.performative) == "amqp:session:unattached-handle"
+                                           for f in obs.performatives("close"))
+
+    def describe(self) -> str:
+        return "end (or close) with error amqp:session:unattached-handle"
+
+
+__all__ = ["AMQPFrame", "spec"]

@@ -1,0 +1,143 @@
+"""2.6.7 Flow control, from the client's side (2.7.4 Flow).
+
+As sender the client keeps link-credit by the formula "link-credit(snd) := delivery-count(rcv)
++ link-credit(rcv) - delivery-count(snd)" (2.6.7/3) and "If the link-credit is less than or
+equal to zero ... a sender MUST NOT send more messages" (2.6.7/9): granted 1, it sends one;
+when the broker withdraws the credit it has left (a flow with link-credit 0), it stops.
+"If the sender's drain flag is set and there are no available messages, the sender MUST
+advance its delivery-count until link-credit is zero, and send its updated flow state to
+the receiver" (2.6.7/11). As receiver, its flows carry the sender's delivery-count: "this
+field MUST be set to the last known value of the corresponding sending endpoint" (2.7.4/5) --
+our attach starts it at 1000, not 0; and "In the event that the receiving link endpoint has not
+yet seen the initial attach frame from the sender this field MUST NOT be set" (2.7.4/6): a
+flow the client pipelines before our attach carries none. Any other value breaks one of the
+two (which one depends on when the client read our attach: both are cited). Asked to echo, "the receiver SHOULD send its state at
+the earliest convenient opportunity" (2.7.4/10).
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, case
+from amqpspec.peer.session10 import Sender
+from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.session10 import seq_add, seq_diff
+
+from ._client import QUICK, await_receiver, await_sender, describe_frames, named, open_conversation, unmet
+
+START = 1000   # our sending links' initial-delivery-count in the receiver cases
+
+
+def _link_flows(obs, cs_channel: int, handle: int) -> list:  # type: ignore[no-untyped-def, type-arg]
+    return [f for f in named(obs.received, "flow", cs_channel) if f.performative.handle is not None
+            and int(f.performative.handle) == handle]
+
+
+@case("amqp10/2.6.7/client-sender-respects-credit", role="client",
+      title="granted link-credit 1 (and no more for 2 s), the client sends one transfer of its 3 messages",
+      clauses=("amqp10:2.6.7/9",))
+def respects_credit(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=3, timeout=8, responder={"credit": 1, "replenish": False})
+    _, rcv = await_receiver(p)
+    obs = p.serve(2.0)
+    sent = named(obs.received, "transfer")
+    ctx.record(len(rcv.received) <= 1 and len([f for f in sent if f.performative.delivery_id is not None]) <= 1,
+               expected="at most 1 delivery on credit 1",
+               observed=f"{len(rcv.received)} delivery(ies): {describe_frames(sent)}")
+    p.responder.replenish = True
+    p.responder.credit = 10
+    rcv.grant(10)
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.6.7/client-sender-stops-on-withdrawn-credit", role="client", timeout=12.0,
+      title="credit withdrawn by a flow with link-credit 0 after the first transfer: the client sends nothing more until new credit",
+      clauses=("amqp10:2.6.7/3", "amqp10:2.6.7/9"))
+def withdrawn_credit(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=3, timeout=9,
+                          responder={"credit": 5, "replenish": False, "settle_deliveries": False})
+    _, rcv = await_receiver(p)
+    first = p.serve(QUICK * 1.5, stop=lambda _: len(rcv.received) >= 1)
+    if not rcv.received:
+        unmet("a first delivery from the client", first)
+    rcv.grant(0)   # withdrawn: delivery-count(rcv) + 0 - delivery-count(snd) = 0
+    d = rcv.received[0]
+    if not d.transfer.settled:
+        p.peer.send(rcv.disposition_frame(int(d.transfer.delivery_id), settled=True))
+    before = len(rcv.received)
+    obs = p.serve(2.0)
+    more = len(rcv.received) - before
+    ctx.record(more == 0, expected="no delivery after the flow with link-credit 0",
+               observed=f"{more} more delivery(ies): {describe_frames(named(obs.received, 'transfer'))}")
+    p.responder.settle_deliveries = p.responder.replenish = True
+    for late in rcv.received[before:]:
+        if not late.transfer.settled:
+            p.peer.send(rcv.disposition_frame(int(late.transfer.delivery_id), settled=True))
+    rcv.grant(5)
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.6.7/client-sender-answers-drain", role="client", timeout=12.0,
+      title="asked to drain with credit left and nothing more to send, the client advances delivery-count and says so in a flow",
+      clauses=("amqp10:2.6.7/11",))
+def answers_drain(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=1, timeout=8, responder={"credit": 0, "replenish": False})
+    _, rcv = await_receiver(p)
+    cs = p.responder.session()
+    assert cs is not None
+    rcv.grant(5, drain=True)
+    limit = seq_add(rcv.delivery_count, 5)
+    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) == "flow" and f.performative.handle is not None
+                  and f.performative.delivery_count is not None
+                  and seq_diff(int(f.performative.delivery_count), limit) >= 0)
+    flows = [f for f in _link_flows(obs, cs.channel, int(rcv.remote_handle or 0))
+             if f.performative.delivery_count is not None and seq_diff(int(f.performative.delivery_count), limit) >= 0]
+    ok = bool(flows) and not (flows[0].performative.link_credit or 0)
+    ctx.record(ok, expected=f"a flow for the link with delivery-count {limit} (all credit used) and link-credit 0",
+               observed=describe_frames(named(obs.received, "flow") + named(obs.received, "transfer"))
+               + f"; {obs.end}")
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.7.4/client-receiver-delivery-count", role="client",
+      title="the client's flows for its receiving link carry the sender's delivery-count (started at 1000), or none before our attach",
+      clauses=("amqp10:2.7.4/5", "amqp10:2.7.4/6"))
+def receiver_delivery_count(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=2, credit=5,
+                          responder={"attach_fields": {"initial_delivery_count": START}})
+    p.responder.preload("amqpspec-q", ["one", "two"])
+    obs = p.serve()
+    snd = next(iter(p.responder.ever(Sender)), None)
+    if snd is None:
+        unmet("a receiving link from the client", obs)
+    cs = p.responder.session()
+    assert cs is not None
+    flows = _link_flows(obs, cs.channel, int(snd.remote_handle or 0))
+    sent = len(snd.ids)
+    wrong = [f for f in flows if f.performative.delivery_count is not None
+             and not 0 <= seq_diff(int(f.performative.delivery_count), START) <= sent]
+    ctx.record(not wrong, expected=f"delivery-count between {START} and {START + sent}, or absent (before our attach)",
+               observed=describe_frames(wrong) if wrong else f"{len(flows)} flow(s), each with a known delivery-count")
+    p.finish()
+
+
+@case("amqp10/2.7.4/client-answers-echo", role="client",
+      title="a flow with echo=true for the client's receiving link is answered with the client's flow state",
+      clauses=("amqp10:2.7.4/10",))
+def answers_echo(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
+    _, snd = await_sender(p)
+    cs = p.responder.session()
+    assert cs is not None
+    handle = int(snd.remote_handle or 0)
+    p.peer.send(cs.ours.flow_frame(snd.handle, delivery_count=snd.delivery_count, link_credit=snd.link_credit,
+                                   available=0, echo=True))
+    obs = p.serve(QUICK, stop=lambda f: performative_name(f) == "flow" and f.performative.handle is not None
+                  and int(f.performative.handle) == handle)
+    got = _link_flows(obs, cs.channel, handle)
+    ctx.record(bool(got), expected="a flow for the link from the client", observed=describe_frames(obs.received))
+    p.responder.preload("amqpspec-q", ["after echo"])
+    p.responder.pump(snd)
+    p.serve()
+    p.finish()
