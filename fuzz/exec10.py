@@ -8,9 +8,9 @@ state's session and links begun and attached again), as the 0-9-1 executor does 
 A violation seen on a reused connection counts only once the example shows it on a fresh one
 (the campaign runs it again), so a finding replays from its target name and input octets alone.
 After
-the stimulus come probes the spec gives a definite answer to: a begin on an unused channel
-(answered by a begin naming it) and, where the stimulus went to a session, an attach on that
-same session (answered by an attach) -- sessions may run apart from each other in a broker
+the stimulus come probes the spec gives a definite answer to: where the stimulus went to a
+session, an attach on that same session (answered by an attach), else a begin on an unused
+channel (answered by a begin naming it) -- sessions may run apart from each other in a broker
 (RabbitMQ's plugin gives each its own process), so only an answer on the stimulus's own
 session shows that the stimulus was processed. The answers end the observation as soon as the
 broker has shown what it did; an end on a session cancels the probe that went to it, since a
@@ -200,19 +200,19 @@ def frame_channels(data: bytes) -> set[int] | None:
 
 def probes(conn: expect10.Conn, stimulus: Stimulus, sessions: dict[int, expect10.Session], marker: str,
            address: str, octets: bytes | None = None) -> Probes:
-    """A begin on a channel nothing uses, and an attach on each session the stimulus went to."""
+    """An attach on each session the stimulus went to -- or, where it went to none, a begin on a
+    channel nothing uses.
+
+    The attach's answer (or the session's end, which cancels it) shows the broker read the
+    stimulus and went on reading the connection, which is all the begin showed too: sent as
+    well, it made a session that every example then had to end again (a begin, an end and
+    their answers, RabbitMQ spawning and stopping a session process each time)."""
     p = Probes()
     if conn.phase != "open":
         return p
     named = frame_channels(stimulus.octets() if octets is None else octets)
     if named is None:  # not whole frames (probes are then not sent): what the items say
         named = {getattr(item, "channel", None) for item in stimulus.items}
-    used = named | set(sessions) | set(conn.sessions)
-    top = conn.channel_max
-    free = next((ch for ch in range(1, min(top, 64) + 1) if ch not in used), None)
-    if free is not None:
-        p.frames.append(AMQPFrame(free, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048)))
-        p.awaits[("begin", free)] = free
     # the sessions the start state had (answer or end shows the stimulus was processed), and
     # those the stimulus began, when it was read to the end
     for ch, s in {**sessions, **conn.sessions}.items():
@@ -224,6 +224,14 @@ def probes(conn: expect10.Conn, stimulus: Stimulus, sessions: dict[int, expect10
         p.frames.append(AMQPFrame(ch, spec.Attach(name=name, handle=handle, role=spec.Role.SENDER, source=spec.Source(),
                                                   target=spec.Target(address=address), initial_delivery_count=0)))
         p.awaits[("attach", name)] = ch
+    if p.frames:
+        return p
+    used = named | set(sessions) | set(conn.sessions)
+    top = conn.channel_max
+    free = next((ch for ch in range(1, min(top, 64) + 1) if ch not in used), None)
+    if free is not None:
+        p.frames.append(AMQPFrame(free, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048)))
+        p.awaits[("begin", free)] = free
     return p
 
 
