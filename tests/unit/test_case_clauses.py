@@ -270,3 +270,35 @@ def test_an_empty_citation_in_a_quoting_case_cites_its_guideline():
     assert ctx.checks[0].clauses == list(quoted)
     assert ctx.checks[0].verdict is Verdict.INFORMATIONAL
     assert case_module.verdict_for_failure([weight]) is Verdict.INFORMATIONAL
+
+
+# ----------------------------------------------------------------------------- amqpspec clauses
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from amqpspec.cli import main
+
+    return CliRunner().invoke(main, ["clauses", *args])
+
+
+def test_cli_lists_definitions_apart_and_keeps_the_coverage_counts():
+    normal = _cli("--coverage")
+    assert normal.exit_code == 0
+    assert normal.output.splitlines()[-1].startswith(
+        "175 clauses: 142 covered (MAY 13/24, MUST 110/119, NONE 2/2, SHOULD 17/30)")
+    assert "definition" not in normal.output
+    docs = _cli("--documentation", "--coverage", "--protocol", "1.0")
+    assert docs.exit_code == 0
+    last = docs.output.splitlines()[-1]
+    assert "documentation sentences quoted by cases (DEFINITION " in last
+    assert "amqp10:3.2/d17" in docs.output  # "Zero or one properties sections."
+    assert _cli("--level", "DEFINITION").exit_code == 2  # definitions are listed with --documentation only
+
+
+def test_cli_shows_one_sentence():
+    shown = _cli("--id", "amqp091:constant.not-allowed/d1")
+    assert shown.exit_code == 0
+    assert "documentation sentence" in shown.output and "definition" in shown.output
+    assert _cli("--id", "amqp091:4.2.3/1").output.count("kind:           clause") == 1
+    assert _cli("--id", "amqp091:no-such/d1").exit_code == 2
