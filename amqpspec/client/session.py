@@ -28,7 +28,7 @@ from amqpspec.secrets import SCRUBBER, Secret
 from amqpspec.target import BrokerInfo, Target
 
 EVENTS_IN_TRANSCRIPT = 50
-DRIVER_EXIT_WAIT_S = 3.0   # after the conversation: how long the driver has to print its last events
+DRIVER_EXIT_WAIT_S = 1.5   # after the conversation: how long the driver has to print its last events (then killed)
 
 
 @dataclass
