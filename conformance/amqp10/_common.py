@@ -58,5 +58,6 @@ def record_error_condition(ctx: Context, obs: Observation, performative: str, co
               if error_condition(f.performative)]
     if not errors:
         return
+    # level=SHOULD is a ceiling: the quoted text's own level decides when weaker (a definition)
     ctx.record(errors[0] in conditions, expected=f"{performative} with error {' or '.join(conditions)}",
                observed=obs.describe(), what=what, level=Level.SHOULD, guideline=text)

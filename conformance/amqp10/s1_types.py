@@ -313,6 +313,7 @@ def _refusal_checks(ctx: Context, obs: Observation, guideline: str) -> None:
     names a reaction), and separately the condition the error definitions suggest."""
     errors = [f for f in obs.frames() if performative_name(f) in ("close", "end", "detach")
               and error_condition(f.performative)]
+    # level=SHOULD is a ceiling (no sentence names a reaction, even to a MUST): a weaker text weighs less
     ctx.record(bool(errors) or obs.closed, what="the broker refuses the frame", level=Level.SHOULD, guideline=guideline,
                expected="an error: detach, end or close carrying an error (or the connection closed)",
                observed=obs.describe())

@@ -48,6 +48,7 @@ def react(peer: Peer, window: float = REACTION_WINDOW) -> Observation:
 
 def check_malformed(ctx: Context, obs: Observation, guideline: str) -> None:
     """Two guideline-level checks: the connection ends, and with framing-error."""
+    # level=SHOULD is a ceiling: the quoted text's own level decides when weaker (a definition)
     ok = ctx.check(obs, AnyClose(), what="the malformed frame ends the connection",
                    level=Level.SHOULD, guideline=guideline)
     if ok:

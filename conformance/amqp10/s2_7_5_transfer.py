@@ -58,7 +58,7 @@ def _is_error(ctx: Context, wrong: Callable[[Session, Sender], list[AMQPFrame]],
     stop = ends_or_attach(s, mark)
     obs = s.peer.observe(WAIT, stop=lambda f: stop(f) or (performative_name(f) == "detach" and f.channel == s.remote
                                                           and f.performative.error is not None))
-    ctx.check(obs, _any_error(s), level=Level.SHOULD, guideline=guideline)
+    ctx.check(obs, _any_error(s), level=Level.SHOULD, guideline=guideline)  # a ceiling: a definition weighs less
 
 
 # ============================================================================ settlement of the receiver
