@@ -95,12 +95,14 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
         ch.cancel()
     elif workload == "get":
         ack = flag(opts["ack"])
+        got = 0  # n counts deliveries 1, 2, ... as in consume (the contract)
         for _ in range(count):
             method, props, data = ch.basic_get(queue, auto_ack=not ack)
             if method is None:
                 emit("empty")
                 continue
-            emit("delivered", n=1, body=data.decode("utf-8", "replace"), redelivered=bool(method.redelivered))
+            got += 1
+            emit("delivered", n=got, body=data.decode("utf-8", "replace"), redelivered=bool(method.redelivered))
             if ack:
                 ch.basic_ack(method.delivery_tag)
     elif workload == "rpc":
