@@ -16,6 +16,7 @@ from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from ._client import QUICK, open_conversation, unmet
 
+REPLY_CODE = "The reply code. The AMQ reply codes are defined as constants at the start of this formal specification."
 USABLE = "Specifies highest channel number that the server permits.  Usable channel numbers are in the range 1..channel-max."
 
 
@@ -75,4 +76,19 @@ def answers_flow(ctx: Context) -> None:
                          else obs.describe().replace("by broker", "by the client")))
     p.peer.send(MethodFrame(ch, spec.ChannelFlow(True)))
     p.serve()
+    p.finish()
+
+
+@case("amqp091/channel.close/client-closes-with-defined-reply-code", role="client",
+      title="the client's own channel.close and connection.close carry reply codes the specification defines",
+      guideline=REPLY_CODE)
+def defined_reply_codes(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect")
+    obs = p.serve()
+    closes = obs.methods("channel.close") + obs.methods("connection.close")
+    if not closes:
+        unmet("channel.close or connection.close from the client", obs)
+    undefined = [f.summary() for f in closes if f.method.reply_code not in spec.REPLY_CODES]
+    ctx.record(not undefined, expected="reply codes from the spec's constants (200 reply-success for a normal close)",
+               observed="; ".join(undefined) or "; ".join(f.summary() for f in closes), guideline=REPLY_CODE)
     p.finish()

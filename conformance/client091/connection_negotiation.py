@@ -22,6 +22,7 @@ from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 from ._client import open_conversation
 
 REQUIRED = ("product", "version", "platform")
+LOCALE = "A single message locale selected by the client, which must be one of those specified by the server."
 
 
 @case("amqp091/connection.start-ok/client-properties-fields", role="client",
@@ -100,4 +101,16 @@ def accepts_large_start(ctx: Context) -> None:
     ctx.record(ok, expected="the handshake goes on after a 4000-octet connection.start", observed=observed)
     if ok:
         p.serve()
+    p.finish()
+
+
+@case("amqp091/connection.start-ok/locale-from-offer", role="client",
+      title="the client selects a locale the server offered (en_US only)",
+      guideline=LOCALE)
+def locale_from_offer(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect", handshake={"locales": b"en_US"})
+    chosen = str(p.peer.negotiated.start_ok.locale)  # type: ignore[union-attr]
+    ctx.record(chosen == "en_US", expected="locale en_US (the only one offered)", observed=f"locale {chosen!r}",
+               guideline=LOCALE)
+    p.serve()
     p.finish()

@@ -35,6 +35,21 @@ def respects_frame_max(ctx: Context) -> None:
     p.finish()
 
 
+@case("amqp091/4.2.3/client-respects-frame-max-boundary", role="client",
+      title="with frame-max 4096 a body of 4089 octets (one past a full frame) is split, every frame at most 4096 octets",
+      clauses=("amqp091:4.2.3/6",))
+def respects_frame_max_boundary(ctx: Context) -> None:
+    p = open_conversation(ctx, "publish", count=1, body="e" * 4089, handshake={"frame_max": 4096})
+    obs = p.serve()
+    if not p.responder.contents and obs.framing_error is None:
+        unmet("a published message", obs)
+    over = p.peer.oversized() + ([(obs.framing_error, 0)] if obs.framing_error else [])
+    frames = [len(b.data) + 8 for c in p.responder.contents for b in c.bodies]
+    ctx.record(not over, expected="body frames of at most 4096 octets (a 4089-octet body needs two)",
+               observed="; ".join(f"{s} ({n} octets)" for s, n in over[:3]) or f"body frames of {frames} octets")
+    p.finish()
+
+
 def _after_consume(ctx: Context, **tuning: int):  # type: ignore[no-untyped-def]
     """A consume conversation stopped right after the client's basic.consume (answered)."""
     p = open_conversation(ctx, "consume", count=1, handshake=tuning or None)

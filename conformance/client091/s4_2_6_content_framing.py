@@ -111,3 +111,39 @@ def unknown_property_flag(ctx: Context) -> None:
     obs = p.serve(QUICK * 2)
     check(ctx, obs, ConnectionException(505))
     p.finish()
+
+
+@case("amqp091/4.2.6/client-rejects-body-without-header", role="client",
+      title="a content body frame with no delivery or header before it is refused with 505",
+      clauses=("amqp091:4.2.6/1",))
+def body_without_header(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    p.peer.send(BodyFrame(consumer.channel, b"stray body"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(505))
+    p.finish()
+
+
+@case("amqp091/4.2.6/client-rejects-header-without-method", role="client",
+      title="a content header with no basic.deliver before it is refused with 505",
+      clauses=("amqp091:4.2.6/1",))
+def header_without_method(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    ch = consumer.channel
+    p.peer.send(HeaderFrame(ch, 60, 2, spec.BasicProperties()), BodyFrame(ch, b"hi"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(505))
+    p.finish()
+
+
+@case("amqp091/4.2.6/client-rejects-method-inside-body", role="client",
+      title="a method between the body frames of a delivery is refused with 505",
+      clauses=("amqp091:4.2.6/1",))
+def method_inside_body(ctx: Context) -> None:
+    p, consumer = _consumer(ctx)
+    ch = consumer.channel
+    _deliver(p, consumer, HeaderFrame(ch, 60, 10, spec.BasicProperties()), BodyFrame(ch, b"12345"))
+    _deliver(p, consumer, *p.peer.content_frames(ch, b"second"))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, ConnectionException(505))
+    p.finish()

@@ -17,9 +17,9 @@ import time
 
 from amqpspec.case import Context, Skip, case
 from amqpspec.verify import ConnectionException
-from amqpspec.wire.amqp091 import HeartbeatFrame
+from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame, spec
 
-from ._client import QUICK, check, error_closes, describe_errors, open_conversation
+from ._client import QUICK, check, describe_errors, error_closes, open_conversation, unmet
 
 SEND_AT_INTERVALS = ("The peer should make a best effort to send heartbeats at specified intervals. Heartbeats can "
                      "be sent at any time. Any sent octet is a valid substitute for a heartbeat, thus heartbeats only "
@@ -27,6 +27,8 @@ SEND_AT_INTERVALS = ("The peer should make a best effort to send heartbeats at s
 DETECT_SILENCE = ("If a peer detects no incoming traffic (i.e. received octets) for two heartbeat intervals or longer, "
                   "it should close the connection without following the Connection.Close/Close-Ok handshaking, and "
                   "log an error.")
+DURING_CLOSE = ("Heartbeating should continue until the connection socket is closed, including during and after "
+                "Connection.Close/Close-Ok handshaking.")
 INTERVAL = 1
 
 
@@ -116,4 +118,41 @@ def heartbeat_payload(ctx: Context) -> None:
     p.peer.send(HeartbeatFrame(0, b"amqpspec"))
     obs = p.serve(QUICK * 1.5)
     check(ctx, obs, ConnectionException(501))
+    p.finish()
+
+
+@case("amqp091/4.2.7/client-heartbeats-during-close", role="client", timeout=12.0,
+      title="with a 1 s heartbeat, the client keeps heartbeating while its connection.close waits 3 s for close-ok",
+      guideline=DURING_CLOSE)
+def heartbeats_during_close(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect", handshake={"heartbeat": INTERVAL})
+    if p.peer.negotiated.heartbeat == 0:
+        p.finish(0.2)
+        raise Skip("the client turned heartbeats off in tune-ok (heartbeat 0): no interval to keep")
+    held = {"at": 0.0}
+
+    def hold_close(frame: object) -> bool:
+        held["at"] = time.monotonic()
+        return False  # no close-ok yet
+
+    p.responder.on("connection.close", hold_close)
+    arrivals: list[float] = []
+    first = p.serve(4.0, stop=lambda f: bool(held["at"]))
+    if not held["at"]:
+        unmet("connection.close from the client", first)
+
+    def seen(item: object) -> bool:
+        arrivals.append(time.monotonic())
+        return False
+
+    obs = p.serve(3.0, heartbeats=True, stop=seen)
+    gaps = [b - a for a, b in zip([held["at"]] + arrivals, arrivals + [time.monotonic()])]
+    if obs.closed:
+        gaps = gaps[:-1] or [0.0]  # a socket it closed itself ends the watch: no silence after that counts
+    gap = max(gaps)
+    ctx.record(gap < 2 * p.peer.negotiated.heartbeat,
+               expected=f"traffic from the client at least every {2 * p.peer.negotiated.heartbeat} s while close-ok is held back (until it closes the socket)",
+               observed=f"longest silence {gap:.2f} s; " + obs.describe().replace("by broker", "by the client"),
+               guideline=DURING_CLOSE)
+    p.peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
     p.finish()

@@ -73,6 +73,7 @@ class Client:
         self.blocked = False
         self.content: dict[int, list[Any]] = {}   # channel -> [method, header, body bytes]
         self.last_recv = self.last_send = time.monotonic()
+        self.opened = False          # before open-ok an error ends the socket silently (2.2.4/1)
 
     # -- socket -----------------------------------------------------------------------
     def connect(self) -> None:
@@ -90,6 +91,8 @@ class Client:
 
     def publish(self, channel: int, body: bytes, props: Any = None, exchange: str = "", key: str = "") -> None:
         limit = self.frame_max - 8 if self.frame_max else len(body) or 1
+        if "frame-max-off-by-one" in self.faults:
+            limit += 1
         if "ignore-frame-max" in self.faults:
             limit = max(len(body), 1)
         frames: list[Any] = [MethodFrame(channel, spec.BasicPublish(0, exchange, key, False, False)),
@@ -131,8 +134,10 @@ class Client:
                 raise Ended()
             self.reader.feed(data)
 
-    def wait_for(self, name: str | None, channel: int | None = None, timeout: float | None = None) -> Any:
-        """Processes what the server sends until the method ``name`` (None: until the timeout)."""
+    def wait_for(self, name: str | None, channel: int | None = None, timeout: float | None = None,
+                 strict: bool = False) -> Any:
+        """Processes what the server sends until the method ``name`` (None: until the timeout);
+        ``strict``: any other method is an error (the handshake's fixed order)."""
         until = time.monotonic() + (self.timeout if timeout is None else timeout)
         while True:
             item = self.next_frame(until)
@@ -143,6 +148,8 @@ class Client:
             got = self.handle(item)
             if got is not None and name is not None and got.method.NAME == name and (channel is None or got.channel == channel):
                 return got
+            if got is not None and strict and "lenient" not in self.faults:
+                raise Fatal(503, f"COMMAND_INVALID - {got.method.NAME} instead of {name}")
 
     def handle(self, item: Any) -> MethodFrame | None:
         lenient = "lenient" in self.faults
@@ -258,7 +265,7 @@ class Client:
 
     # -- connection life --------------------------------------------------------------
     def handshake(self, requested_heartbeat: int | None) -> None:
-        start = self.wait_for("connection.start", 0)
+        start = self.wait_for("connection.start", 0, strict=True)
         m = start.method
         if (m.version_major, m.version_minor) != (0, 9) and "ignore-version" not in self.faults:
             raise Fatal(silent=True, text="server version not handled")
@@ -266,9 +273,14 @@ class Client:
             "product": "amqpspec scripted client", "version": "1", "platform": "Python",
             "capabilities": {"consumer_cancel_notify": True, "connection.blocked": True, "publisher_confirms": True}}
         offered = bytes(m.mechanisms).split() if isinstance(m.mechanisms, (bytes, bytearray)) else str(m.mechanisms).split()
-        mech = "EXTERNAL" if "bad-mechanism" in self.faults else ("PLAIN" if b"PLAIN" in offered or "PLAIN" in offered else "AMQPLAIN")
-        self.method(0, spec.ConnectionStartOk(props, mech, b"\0" + self.user.encode() + b"\0" + self.password.encode(), "en_US"))
-        tune = self.wait_for("connection.tune", 0).method
+        words = {w.decode() if isinstance(w, bytes) else w for w in offered}
+        mech = "EXTERNAL" if "bad-mechanism" in self.faults else next((m for m in ("PLAIN", "AMQPLAIN") if m in words), "")
+        if not mech:
+            raise Fatal(silent=True, text="no usable SASL mechanism offered")
+        locales = (bytes(m.locales).decode() if isinstance(m.locales, (bytes, bytearray)) else str(m.locales)).split()
+        locale = "xx_XX" if "bad-locale" in self.faults else (locales[0] if locales else "en_US")
+        self.method(0, spec.ConnectionStartOk(props, mech, b"\0" + self.user.encode() + b"\0" + self.password.encode(), locale))
+        tune = self.wait_for("connection.tune", 0, strict=True).method
         chmax = tune.channel_max or 2047
         fmax = tune.frame_max
         if "raise-channel-max" in self.faults:
@@ -282,7 +294,8 @@ class Client:
         self.method(0, spec.ConnectionTuneOk(chmax, fmax, hb))
         self.reader.max_payload = (fmax - 8) if fmax else (16 << 20)
         self.method(0, spec.ConnectionOpen("/", "", False))
-        self.wait_for("connection.open-ok", 0)
+        self.wait_for("connection.open-ok", 0, strict=True)
+        self.opened = True
         emit("connected")
 
     def open_channel(self, ch: int = 1) -> int:
@@ -303,7 +316,7 @@ class Client:
         if ch not in self.open_channels:
             return
         self.closing.add(ch)
-        self.method(ch, spec.ChannelClose(200, "bye", 0, 0))
+        self.method(ch, spec.ChannelClose(0 if "close-code-zero" in self.faults else 200, "bye", 0, 0))
         self.wait_for("channel.close-ok", ch)
         self.closing.discard(ch)
         self.open_channels.discard(ch)
@@ -431,7 +444,7 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
         c.close_channel(ch)
         c.close()
     except Fatal as exc:
-        if exc.silent:
+        if exc.silent or (not c.opened and "close-method-in-handshake" not in faults):
             c.sock.close()
         else:
             try:

@@ -72,6 +72,16 @@ FAULTS = {
     "amqp091/rabbitmq.confirm/client-waits-for-late-confirms": "confirm-timeout",
     "amqp091/rabbitmq.basic.cancel/client-takes-server-cancel": "cancel-fatal",
     "amqp091/rabbitmq.connection.blocked/client-holds-publishes": "ignore-blocked",
+    "amqp091/2.2.4/client-closes-on-skipped-tune": "close-method-in-handshake",
+    "amqp091/2.2.4/client-closes-on-tune-on-channel-1": "close-method-in-handshake",
+    "amqp091/2.2.4/client-closes-on-no-usable-mechanism": "bad-mechanism",
+    "amqp091/connection.start-ok/locale-from-offer": "bad-locale",
+    "amqp091/4.2.3/client-respects-frame-max-boundary": "frame-max-off-by-one",
+    "amqp091/4.2.6/client-rejects-body-without-header": "lenient",
+    "amqp091/4.2.6/client-rejects-header-without-method": "lenient",
+    "amqp091/4.2.6/client-rejects-method-inside-body": "lenient",
+    "amqp091/4.2.7/client-heartbeats-during-close": "no-heartbeats",
+    "amqp091/channel.close/client-closes-with-defined-reply-code": "close-code-zero",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
