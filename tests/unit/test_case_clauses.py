@@ -21,7 +21,8 @@ from amqpspec.clauses import Level, amqp091, amqp10, quote
 from amqpspec.result import Verdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CATALOG_DIRS = ("conformance/amqp091", "conformance/amqp10", "scenarios")
+CATALOG_DIRS = ("conformance/amqp091", "conformance/amqp10", "conformance/client091", "conformance/client10",
+                "scenarios")
 
 
 # ----------------------------------------------------------------------------- every case
@@ -40,8 +41,9 @@ def test_every_case_cites_clause_ids(protocol):
             assert c.cited or c.level is not None, c.id  # a quoting case weighs what its text says
 
 
-def test_client_role_cases_cite_clause_ids_too():
-    cases = discover("0-9-1", role="client")
+@pytest.mark.parametrize("protocol", clauses.PROTOCOLS)
+def test_client_role_cases_cite_clause_ids_too(protocol):
+    cases = discover(protocol, role="client")
     assert not [c.id for c in cases if not c.clauses]
 
 
@@ -74,7 +76,7 @@ def test_every_written_guideline_resolves_and_weighs_no_more_than_its_text():
         text = _value(kws["guideline"], module)
         if not isinstance(text, str):
             continue
-        protocol = "1.0" if "amqp10" in str(path) else "0-9-1"
+        protocol = "1.0" if "10" in path.parts[1] or "amqp10" in str(path) else "0-9-1"
         level = _value(kws["level"], module) if "level" in kws else None
         cited = _value(kws["clauses"], module) if "clauses" in kws else ()
         seen += 1
@@ -131,7 +133,8 @@ def test_guidelines_given_to_helpers_resolve_too():
                 continue
             seen += 1
             try:
-                guideline_weight("1.0" if "amqp10" in str(rel) else "0-9-1", text, "", None, f"{rel}:{call.lineno}")
+                guideline_weight("1.0" if "10" in rel.parts[1] or "amqp10" in str(rel) else "0-9-1", text, "", None,
+                                 f"{rel}:{call.lineno}")
             except CaseDefinitionError as exc:
                 problems.append(str(exc))
     assert seen >= 15  # 18 calls when written
