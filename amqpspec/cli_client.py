@@ -122,7 +122,6 @@ def client(driver_name: str | None, driver_cmd: str | None, protocol: str, inclu
            listen: str | None, verbose: bool, dry_run: bool) -> None:
     """Judge an AMQP client library: play the broker, case by case, against its driver."""
     from amqpspec.client.drivers import DriverSpec
-    from amqpspec.client.runner import ClientRunner
     from amqpspec.client.session import ClientTarget
     from amqpspec.peer.base import PeerError
     from amqpspec.peer.server091 import Listener
@@ -142,10 +141,7 @@ def client(driver_name: str | None, driver_cmd: str | None, protocol: str, inclu
     for path, option in ((json_path, "--json"), (junit_path, "--junit"), (write_baseline_path, "--write-baseline")):
         check_output_file(path, option)
     ok, why = driver.usable()
-    if not ok:
-        click.echo(safe_line(f"driver {driver.name} skipped: its library is not usable: {why}"))
-        sys.exit(0)
-    version = driver.library_version()
+    version = driver.library_version() if ok else ""
     host, port = _listen_address(listen)
     try:
         listener = Listener(host, port)
@@ -157,10 +153,19 @@ def client(driver_name: str | None, driver_cmd: str | None, protocol: str, inclu
                              seed=seed if seed is not None else random.SystemRandom().randrange(1 << 31))
         _report(target, chosen, options, json_path=json_path, junit_path=junit_path, strict=strict, verbose=verbose,
                 baseline_path=baseline_path, write_baseline_path=write_baseline_path,
-                run=lambda on_result, on_start: ClientRunner(target, chosen, options, on_result=on_result,
-                                                             on_start=on_start).run())
+                run=lambda on_result, on_start: _client_run(target, chosen, options, on_result, on_start,
+                                                            "" if ok else f"driver {driver.name} skipped: its library "
+                                                                          f"is not usable: {why}"))
     finally:
         listener.close()
+
+
+def _client_run(target: Any, chosen: list[Any], options: Any, on_result: Any, on_start: Any,
+                unusable: str) -> list[Any]:
+    from amqpspec.client.runner import ClientRunner
+
+    runner = ClientRunner(target, chosen, options, on_result=on_result, on_start=on_start)
+    return runner.skipped(unusable) if unusable else runner.run()
 
 
 @click.command("serve")

@@ -51,6 +51,24 @@ class ClientRunner(Runner):
         assert isinstance(out, ClientResult)
         return out
 
+    def skipped(self, reason: str) -> list[Result]:
+        """Every case as skipped for ``reason`` (a driver whose library is not usable): the run
+        still reports each case, so a matrix of libraries shows why one has no verdicts."""
+        import datetime as _dt
+        import time as _time
+
+        from amqpspec.result import Verdict
+
+        out = []
+        for c in self.cases:
+            self.on_start(c.id)
+            ctx = Context(c, self.target, _time.monotonic(), 0, self.options.run_id)
+            started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+            r = self._result(c, ctx, Verdict.SKIPPED, reason, 0.0, started)
+            self.on_result(r)
+            out.append(r)
+        return out
+
     def replay_command(self, c: CaseSpec) -> str:
         driver = self.client.driver
         if driver is None:

@@ -90,3 +90,17 @@ def test_usage_errors_are_one_line(args: list[str], message: str) -> None:
     done = amqpspec(*args)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_driver_whose_library_is_missing_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "nolib").mkdir()
+    (tmp_path / "nolib" / "driver.toml").write_text(
+        'name = "nolib"\nprotocol = "0-9-1"\nlibrary = "nolib"\n'
+        'check = "echo no module named nolib >&2; exit 1"\ncommand = ["false", "{url}", "{workload}"]\n')
+    out = tmp_path / "r.jsonl"
+    done = subprocess.run([sys.executable, "-m", "amqpspec.cli", "client", "--driver", "nolib", "--case", "*4.2.2*",
+                           "--json", str(out)], capture_output=True, text=True, timeout=60,
+                          env={**__import__("os").environ, "AMQPSPEC_DRIVERS": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert records and all(r["verdict"] == "skipped" and "no module named nolib" in r["reason"] for r in records)
