@@ -288,7 +288,7 @@ class ServerPeer10(Peer):
 
 def header_ok(header: ProtocolHeader | None, protocol_id: int | None = None) -> bool:
     """A well-formed AMQP 1.0.0 protocol header (of ``protocol_id`` when given), 2.2."""
-    return header is not None and header.well_formed and header.version == (1, 0, 0) \
+    return isinstance(header, ProtocolHeader) and header.well_formed and header.version == (1, 0, 0) \
         and (protocol_id is None or header.protocol_id == protocol_id)
 
 

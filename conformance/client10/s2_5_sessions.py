@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from amqpspec.case import Context, case
 from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.session10 import Receiver
 from amqpspec.verify10 import SessionError
 
 from ._client import QUICK, await_sender, check, client_closed, describe_frames, error, named, open_conversation, \
@@ -61,7 +62,7 @@ def waits_for_window(ctx: Context) -> None:
     early = p.serve(QUICK * 1.5)
     sent = named(early.received, "transfer")
     cs = p.responder.session()
-    if cs is None or not p.responder.receivers():
+    if cs is None or not p.responder.ever(Receiver):
         unmet("a sending link from the client", early)
     # open the window: the client may send now
     cs.ours.incoming_window = 100

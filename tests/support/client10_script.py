@@ -1,0 +1,483 @@
+"""A scripted raw-socket AMQP 1.0 client, run as a driver, for the unit tests of the client10 cases.
+
+Not a client library: it speaks just enough AMQP 1.0 (SASL PLAIN/ANONYMOUS, open, one session,
+links, flow, transfers, dispositions, detach/end/close answered, idle time-out kept and watched)
+to run the driver contract's 1.0 workloads correctly -- and, with ``bad=FAULT``, to break one
+rule on purpose, so each client case is shown able to fail (tests/unit/test_client10_cases.py).
+
+Usage (as a driver): ``client10_script.py URL WORKLOAD [bad=FAULT] [key=value ...]``; prints the
+contract's JSON events. Faults are listed in ``FAULTS``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import sys
+import time
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from amqpspec.wire.amqp10 import (
+    AMQPFrame, EmptyFrame, FrameReader, Message, ProtocolHeader, SASLFrame, Symbol, encode, frame, spec,
+)
+from amqpspec.wire.amqp10.frames import transfer_frames
+from amqpspec.wire.errors import FrameError
+
+FAULTS = (
+    "no-header", "ignore-header-mismatch", "mechanism-external", "mechanism-anonymous", "no-amqp-header",
+    "begin-before-open", "ignore-max-frame", "channel-5", "begin-remote-channel", "handle-5",
+    "no-initial-delivery-count", "unsettled-null-key", "trust-terminus", "no-detach-reply", "no-end-reply",
+    "no-close-reply", "no-close", "frames-after-close", "close-channel-1", "strict-empty", "no-heartbeat",
+    "no-idle-detect", "lenient", "ignore-window", "ignore-credit", "ignore-drain", "delivery-count-zero",
+    "no-settle", "same-tag", "no-tag", "keep-aborted", "ignore-echo", "dynamic-address", "content-encoding",
+    "content-type", "sasl-hostname", "no-multi-frame",
+)
+MAX_FRAME = 65536
+CHANNEL_MAX = 100
+SENDER, RECEIVER = False, True
+
+
+def emit(event: str, **fields: Any) -> None:
+    sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
+    sys.stdout.flush()
+
+
+class Done(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class Client:
+    def __init__(self, url: str, opts: dict[str, str]) -> None:
+        self.opts = opts
+        self.bad = opts.get("bad", "")
+        self.timeout = float(opts.get("timeout", "5"))
+        parts = urlsplit(url)
+        self.user = unquote(parts.username) if parts.username else None
+        self.password = unquote(parts.password) if parts.password else ""
+        self.sock = socket.create_connection((parts.hostname, parts.port or 5672), timeout=self.timeout)
+        self.reader = FrameReader(1 << 24)
+        self.remote_max_frame = 512
+        self.remote_idle = 0.0         # seconds: send something at least this often
+        heartbeat = opts.get("heartbeat")
+        self.local_idle_ms = int(float(heartbeat) * 1000 / 2) if heartbeat else None
+        self.last_sent = self.last_recv = time.monotonic()
+        self.closed_sent = False
+        self.channel = 5 if self.bad == "channel-5" else 0
+        self.remote_begin: Any = None
+        self.remote_window = 0          # remote-incoming-window
+        self.next_outgoing_id = 0
+        self.next_incoming_id = 0
+        self.links: dict[int, dict[str, Any]] = {}        # our handle -> link state
+        self.by_remote: dict[int, int] = {}                # their handle -> our handle
+        self.next_delivery_id = 0
+        self.deliveries: list[Any] = []                    # (handle, body, delivery-id, settled)
+        self.partial: dict[int, tuple[Any, bytearray]] = {}
+        self.settled_ids: set[int] = set()
+        self.ended = False
+
+    # -- wire --------------------------------------------------------------------------------
+    def send(self, *items: Any) -> None:
+        if self.closed_sent and self.bad != "frames-after-close":
+            return
+        for item in items:
+            self.sock.sendall(encode(item))
+        self.last_sent = time.monotonic()
+
+    def read(self, timeout: float) -> Any:
+        """The next frame or header; None on timeout; raises Done when the socket closes."""
+        stop = time.monotonic() + timeout
+        while True:
+            try:
+                item = self.reader.next()
+            except FrameError as exc:
+                self.fail_close("amqp:connection:framing-error", str(exc)[:100])
+            if item is not None:
+                self.last_recv = time.monotonic()
+                return item
+            left = stop - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.sock], [], [], left)
+            if not ready:
+                return None
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                emit("closed", by="server")
+                raise Done(1)
+            self.reader.feed(data)
+
+    def fail_close(self, condition: str, text: str) -> None:
+        self.send(AMQPFrame(0, spec.Close(error=spec.Error(condition=Symbol(condition), description=text))))
+        self.closed_sent = True
+        self.drain_until_close(1.0)
+        emit("error", type="ProtocolError", message=f"{condition}: {text}")
+        raise Done(1)
+
+    def drain_until_close(self, seconds: float) -> None:
+        stop = time.monotonic() + seconds
+        while time.monotonic() < stop:
+            try:
+                item = self.read(stop - time.monotonic())
+            except Done:
+                return
+            if isinstance(item, AMQPFrame) and isinstance(item.performative, spec.Close):
+                return
+
+    # -- opening -----------------------------------------------------------------------------
+    def open(self) -> None:
+        if self.bad == "no-header":
+            time.sleep(self.timeout)
+            raise Done(1)
+        sasl = self.user is not None
+        self.send(ProtocolHeader.sasl() if sasl else ProtocolHeader.amqp())
+        got = self.read(self.timeout)
+        if not isinstance(got, ProtocolHeader):
+            raise Done(1)
+        if sasl:
+            mechs = self.read(self.timeout)
+            offered = [str(m) for m in (mechs.body.sasl_server_mechanisms or [])] if isinstance(mechs, SASLFrame) else []
+            if self.bad == "mechanism-external":
+                mech = "EXTERNAL"
+            elif self.bad == "mechanism-anonymous" and "ANONYMOUS" in offered:
+                mech = "ANONYMOUS"
+            elif "PLAIN" in offered:
+                mech = "PLAIN"
+            elif "ANONYMOUS" in offered:
+                mech = "ANONYMOUS"
+            else:
+                raise Done(1)   # nothing we can do: close the socket
+            response = b"\0" + (self.user or "").encode() + b"\0" + self.password.encode() if mech == "PLAIN" else b""
+            self.send(frame(spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname="localhost")))
+            outcome = self.read(self.timeout)
+            if not isinstance(outcome, SASLFrame) or int(outcome.body.code) != 0:
+                raise Done(1)
+            if self.bad != "no-amqp-header":
+                self.send(ProtocolHeader.amqp())
+                got = self.read(self.timeout)
+        if not isinstance(got, ProtocolHeader) and self.bad != "no-amqp-header":
+            raise Done(1)
+        if isinstance(got, ProtocolHeader) and got.version != (1, 0, 0) and self.bad != "ignore-header-mismatch":
+            self.sock.close()     # 2.2: the headers do not match -- close our outgoing stream
+            emit("error", type="VersionMismatch", message=got.summary())
+            raise Done(1)
+        if self.bad == "begin-before-open":
+            self.send(AMQPFrame(0, spec.Begin(next_outgoing_id=0, incoming_window=100, outgoing_window=100)))
+        hostname = "elsewhere.example" if self.bad == "sasl-hostname" else "localhost"
+        self.send(AMQPFrame(0, spec.Open(container_id="client10-script", hostname=hostname, max_frame_size=MAX_FRAME,
+                                         channel_max=CHANNEL_MAX, idle_time_out=self.local_idle_ms)))
+        theirs = self.until(lambda f: isinstance(f, AMQPFrame) and isinstance(f.performative, spec.Open))
+        self.remote_max_frame = int(theirs.performative.value_of("max-frame-size"))
+        idle = theirs.performative.idle_time_out
+        self.remote_idle = 0.0 if idle is None or self.bad == "no-heartbeat" else int(idle) / 1000
+        emit("connected")
+
+    def begin(self) -> None:
+        self.send(AMQPFrame(self.channel, spec.Begin(remote_channel=0 if self.bad == "begin-remote-channel" else None,
+                                                     next_outgoing_id=0, incoming_window=1000, outgoing_window=1000)))
+        self.until(lambda f: self.remote_begin is not None)
+
+    def attach(self, role: bool, address: str | None, *, dynamic: bool = False) -> int:
+        handle = len(self.links) + (5 if self.bad == "handle-5" else 0)
+        source = spec.Source(address=address) if role == RECEIVER else spec.Source()
+        if role == RECEIVER and dynamic:   # 3.5.3: no address where dynamic is asked for
+            source = spec.Source(address="dyn-asked" if self.bad == "dynamic-address" else None, dynamic=True)
+        target = spec.Target(address=address) if role == SENDER else spec.Target()
+        self.links[handle] = dict(role=role, remote=None, credit=0, dc=0, remote_dc=None, drain=False, name=f"l{handle}",
+                                  detached=False, pending=0)
+        unsettled = {None: spec.Accepted()} if self.bad == "unsettled-null-key" else None
+        self.send(AMQPFrame(self.channel, spec.Attach(
+            name=f"client10-{handle}", handle=handle, role=role, source=source, target=target, unsettled=unsettled,
+            initial_delivery_count=0 if role == SENDER and self.bad != "no-initial-delivery-count" else None)))
+        self.until(lambda f: self.links[handle]["remote"] is not None or self.links[handle]["detached"])
+        return handle
+
+    # -- the loop ----------------------------------------------------------------------------
+    def until(self, cond: Any, seconds: float | None = None) -> Any:
+        stop = time.monotonic() + (self.timeout if seconds is None else seconds)
+        while True:
+            now = time.monotonic()
+            if self.remote_idle and now - self.last_sent >= self.remote_idle / 2:
+                self.send(EmptyFrame(0))
+            if self.local_idle_ms and self.bad != "no-idle-detect" and now - self.last_recv > 2 * self.local_idle_ms / 1000:
+                self.fail_close("amqp:resource-limit-exceeded", "local-idle-timeout expired")
+            if now >= stop:
+                if seconds is not None:
+                    return None
+                emit("error", type="Timeout", message="no answer in time")
+                raise Done(1)
+            wait = min(stop - now, 0.1)
+            item = self.read(wait)
+            if item is not None:
+                self.handle(item)
+                if cond(item):
+                    return item
+            elif cond(None):
+                return None
+
+    def handle(self, item: Any) -> None:
+        if isinstance(item, EmptyFrame):
+            if item.channel != 0 and self.bad == "strict-empty":
+                self.fail_close("amqp:internal-error", "empty frame on a session channel")
+            return
+        if not isinstance(item, AMQPFrame) or item.performative is None:
+            return
+        p, ch = item.performative, item.channel
+        if len(self.reader.last_raw) > MAX_FRAME and self.bad != "lenient":
+            self.fail_close("amqp:connection:framing-error", "oversized frame")
+        if ch > CHANNEL_MAX and self.bad != "lenient":
+            self.fail_close("amqp:connection:framing-error", f"channel {ch} beyond channel-max")
+        name = p.NAME
+        if name == "close":
+            if not self.closed_sent:
+                if self.bad == "no-close-reply":
+                    self.sock.close()
+                    raise Done(1)
+                self.send(AMQPFrame(0, spec.Close()))
+                self.closed_sent = True
+            emit("closed", by="server")
+            raise Done(1 if p.error is not None else 0)
+        if name == "begin":
+            self.remote_begin = p
+            self.next_incoming_id = int(p.next_outgoing_id)
+            self.remote_window = int(p.incoming_window)
+        elif name == "end":
+            if self.bad != "no-end-reply" and not self.ended:
+                self.send(AMQPFrame(self.channel, spec.End()))
+            self.ended = True
+            emit("closed", by="server")
+            raise Done(1)
+        elif name == "attach":
+            ours = next((h for h, lk in self.links.items() if f"client10-{h}" == str(p.name)), None)
+            if ours is not None:
+                lk = self.links[ours]
+                lk["remote"] = p
+                self.by_remote[int(p.handle)] = ours
+                if lk["role"] == RECEIVER:
+                    lk["remote_dc"] = int(p.initial_delivery_count or 0)
+        elif name == "detach":
+            ours = self.by_remote.get(int(p.handle))
+            if ours is not None and not self.links[ours]["detached"]:
+                self.links[ours]["detached"] = True
+                if self.bad != "no-detach-reply":
+                    self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=p.closed)))
+        elif name == "flow":
+            self.on_flow(p)
+        elif name == "transfer":
+            self.on_transfer(item)
+        elif name == "disposition":
+            first = int(p.first)
+            last = int(p.last) if p.last is not None else first
+            if p.settled:
+                self.settled_ids.update(range(first, last + 1))
+
+    def on_flow(self, p: Any) -> None:
+        if p.next_incoming_id is not None:
+            self.remote_window = int(p.next_incoming_id) + int(p.incoming_window) - self.next_outgoing_id
+        else:
+            self.remote_window = int(p.incoming_window) - self.next_outgoing_id
+        if p.handle is None:
+            return
+        ours = self.by_remote.get(int(p.handle))
+        if ours is None:
+            if self.bad != "lenient":
+                self.send(AMQPFrame(self.channel, spec.End(error=spec.Error(
+                    condition=Symbol("amqp:session:unattached-handle"), description=f"no link on handle {p.handle}"))))
+                self.ended = True
+                emit("error", type="ProtocolError", message="unattached handle")
+                self.drain_until_close(0.5)
+                raise Done(1)
+            return
+        lk = self.links[ours]
+        if lk["role"] == SENDER:
+            dc_rcv = lk["dc"] if p.delivery_count is None else int(p.delivery_count)
+            lk["credit"] = dc_rcv + int(p.link_credit or 0) - lk["dc"]
+            lk["drain"] = bool(p.drain)
+            if lk["drain"] and lk["pending"] == 0 and self.bad != "ignore-drain":
+                self.answer_drain(ours)
+        else:
+            if p.delivery_count is not None:
+                lk["remote_dc"] = int(p.delivery_count)
+        if p.echo and self.bad != "ignore-echo":
+            self.link_flow(ours)
+
+    def answer_drain(self, handle: int) -> None:
+        lk = self.links[handle]
+        if lk["credit"] > 0:
+            lk["dc"] += lk["credit"]
+            lk["credit"] = 0
+            self.link_flow(handle)
+
+    def link_flow(self, handle: int, credit: int | None = None) -> None:
+        lk = self.links[handle]
+        if lk["role"] == SENDER:
+            fields = dict(delivery_count=lk["dc"], link_credit=max(0, lk["credit"]), drain=lk["drain"])
+        else:
+            dc = 0 if self.bad == "delivery-count-zero" else lk["remote_dc"]
+            fields = dict(delivery_count=dc, link_credit=lk["credit"] if credit is None else credit)
+            lk["credit"] = fields["link_credit"]
+        self.send(AMQPFrame(self.channel, spec.Flow(
+            next_incoming_id=self.next_incoming_id if self.remote_begin is not None else None, incoming_window=1000,
+            next_outgoing_id=self.next_outgoing_id, outgoing_window=1000, handle=handle, **fields)))
+
+    def on_transfer(self, item: AMQPFrame) -> None:
+        t = item.performative
+        self.next_incoming_id += 1
+        ours = self.by_remote.get(int(t.handle))
+        if ours is None:
+            return
+        if ours not in self.partial:
+            self.partial[ours] = (t, bytearray())
+        first, data = self.partial[ours]
+        data += bytes(item.payload)
+        if t.more and not t.aborted and self.bad != "no-multi-frame":
+            return
+        del self.partial[ours]
+        if t.aborted and self.bad != "keep-aborted":
+            return
+        lk = self.links[ours]
+        lk["remote_dc"] = (lk["remote_dc"] or 0) + 1
+        lk["credit"] -= 1
+        try:
+            msg = Message.decode(bytes(data))
+            body = msg.body.value if isinstance(msg.body, (spec.AmqpValue, spec.Data)) else msg.body
+        except Exception:  # noqa: BLE001 - a partial (aborted) message may not decode
+            body = bytes(data)[-20:]
+        if isinstance(body, (bytes, bytearray)):
+            body = bytes(body).decode("utf-8", "replace")
+        self.deliveries.append((ours, str(body), first.delivery_id, bool(first.settled)))
+
+    # -- sending -----------------------------------------------------------------------------
+    def transfer(self, handle: int, message: Message, n: int) -> int:
+        lk = self.links[handle]
+        if self.bad != "ignore-credit":
+            self.until(lambda f: lk["credit"] > 0 or lk["detached"])
+        if self.bad != "ignore-window":
+            self.until(lambda f: self.remote_window > 0 or lk["detached"])
+        if lk["detached"]:
+            raise Done(1)
+        remote = lk["remote"]
+        if remote is not None and remote.target is None and self.bad != "trust-terminus":
+            self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True)))
+            lk["detached"] = True
+            emit("error", type="LinkRefused", message="the node created no terminus")
+            raise Done(1)
+        did = self.next_delivery_id
+        tag = b"x" if self.bad == "same-tag" else None if self.bad == "no-tag" else f"t{did}".encode()
+        limit = 1 << 20 if self.bad == "ignore-max-frame" else self.remote_max_frame
+        frames = transfer_frames(self.channel, spec.Transfer(handle=handle, delivery_id=did, delivery_tag=tag,
+                                                             message_format=0, settled=False),
+                                 message.encode(), limit)
+        lk["pending"] = max(0, lk["pending"] - 1)
+        self.send(*frames)
+        self.next_delivery_id += 1
+        self.next_outgoing_id += len(frames)
+        self.remote_window -= len(frames)
+        lk["dc"] += 1
+        lk["credit"] -= 1
+        emit("published", n=n)
+        return did
+
+    def message(self, body: str, **props: Any) -> Message:
+        if self.bad == "content-encoding":
+            props["content_encoding"] = Symbol("identity")
+        if self.bad == "content-type":
+            props["content_type"] = Symbol("text/plain")
+        return Message(properties=spec.Properties(**props) if props else None, body=body)
+
+    def close(self) -> None:
+        if self.bad == "no-close":
+            self.sock.close()
+            raise Done(0)
+        self.send(AMQPFrame(1 if self.bad == "close-channel-1" else 0, spec.Close()))
+        self.closed_sent = True
+        if self.bad == "frames-after-close":
+            self.send(EmptyFrame(0))
+        self.drain_until_close(self.timeout)
+        self.sock.close()
+        emit("closed", by="client")
+
+
+def run(url: str, workload: str, opts: dict[str, str]) -> int:
+    c = Client(url, opts)
+    count = int(opts.get("count", "1"))
+    address = opts.get("address") or opts.get("queue") or "amqpspec-q"
+    body = opts.get("body", "hello")
+    try:
+        c.open()
+        if workload == "connect":
+            pass
+        elif workload == "idle":
+            c.until(lambda f: False, float(opts.get("timeout", "5")))
+        elif workload == "send":
+            c.begin()
+            h = c.attach(SENDER, address)
+            c.links[h]["pending"] = count
+            ids = []
+            for n in range(1, count + 1):
+                ids.append(c.transfer(h, c.message(body), n))
+                if c.bad != "same-tag":
+                    c.until(lambda f: ids[-1] in c.settled_ids)
+                    emit("confirmed", n=n, ack=True)
+            if c.bad == "same-tag":
+                c.until(lambda f: all(i in c.settled_ids for i in ids))
+            if c.links[h]["drain"] and c.bad != "ignore-drain":
+                c.answer_drain(h)
+            c.until(lambda f: False, 0.3)
+            c.send(AMQPFrame(c.channel, spec.Detach(handle=h, closed=True)))
+            c.until(lambda f: c.links[h]["detached"] or (isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach"))
+        elif workload in ("receive", "rpc"):
+            c.begin()
+            if workload == "rpc":
+                out = c.attach(SENDER, address)
+                h = c.attach(RECEIVER, None, dynamic=True)
+                reply_to = str(c.links[h]["remote"].source.address)
+                c.link_flow(h, 1)
+                c.links[out]["pending"] = 1
+                c.transfer(out, c.message(body, reply_to=reply_to, message_id="rpc-1"), 1)
+                count = 1
+            else:
+                h = c.attach(RECEIVER, address)
+                c.link_flow(h, int(opts.get("credit") or 5))
+            for n in range(1, count + 1):
+                c.until(lambda f: len([d for d in c.deliveries if d[0] == h]) >= n)
+                mine = [d for d in c.deliveries if d[0] == h]
+                _, text, did, settled = mine[n - 1]
+                emit("delivered", n=n, body=text, redelivered=False)
+                if not settled and opts.get("ack", "true") == "true":
+                    c.send(AMQPFrame(c.channel, spec.Disposition(role=RECEIVER, first=did, settled=c.bad != "no-settle",
+                                                                 state=spec.Accepted())))
+                if c.links[h]["credit"] <= 0 and n < count:
+                    c.link_flow(h, int(opts.get("credit") or 5))
+            c.send(AMQPFrame(c.channel, spec.Detach(handle=h, closed=True)))
+            c.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach")
+        else:
+            emit("unsupported")
+            return 3
+        c.close()
+    except Done as d:
+        return d.code
+    return 0
+
+
+def main() -> None:
+    url, workload = sys.argv[1], sys.argv[2]
+    opts = dict(a.split("=", 1) for a in sys.argv[3:] if "=" in a)
+    try:
+        code = run(url, workload, opts)
+    except OSError as exc:
+        emit("error", type=type(exc).__name__, message=str(exc))
+        code = 1
+    if code == 0:
+        emit("done")
+    sys.stdout.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Every AMQP 1.0 client case can fail: run against the scripted raw-socket client
+(tests/support/client10_script.py) it passes when the client behaves, and does not pass when
+the client breaks the one rule the case checks (``bad=FAULT``).
+
+The conversations are real (a listening server peer, a launched driver process, the client
+runner); they run four at a time, each on a listener of its own, to keep the module quick.
+"""
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqpspec.case import discover
+from amqpspec.client.drivers import DriverSpec
+from amqpspec.client.runner import ClientRunner
+from amqpspec.client.session import ClientTarget
+from amqpspec.peer.server091 import Listener
+from amqpspec.runner import RunOptions
+
+SCRIPT = Path(__file__).resolve().parents[1] / "support" / "client10_script.py"
+
+#: case id (without "amqp10/") -> (the fault that breaks its rule, the verdict it then gets)
+FAULTS: dict[str, tuple[str, str]] = {
+    "2.2/client-sends-header-at-once": ("no-header", "failed"),
+    "2.2/client-closes-on-header-mismatch": ("ignore-header-mismatch", "failed"),
+    "5.3.2/client-chooses-offered-mechanism": ("mechanism-external", "failed"),
+    "5.3.3.2/client-uses-strongest-mechanism": ("mechanism-anonymous", "failed"),
+    "5.3.3.5/client-sends-amqp-header-after-sasl": ("no-amqp-header", "failed"),
+    "2.7.1/client-hostname-matches-sasl": ("sasl-hostname", "warning"),
+    "2.4.1/client-sends-open-first": ("begin-before-open", "failed"),
+    "2.4.3/client-closes-with-close": ("no-close", "failed"),
+    "2.4.3/client-answers-close": ("no-close-reply", "failed"),
+    "2.4.3/nothing-after-close": ("frames-after-close", "failed"),
+    "2.4.3/client-close-on-channel-0": ("close-channel-1", "warning"),
+    "2.4.5/client-handles-empty-frames": ("strict-empty", "failed"),
+    "2.7.1/client-honours-idle-time-out": ("no-heartbeat", "failed"),
+    "2.4.5/client-detects-silent-server": ("no-idle-detect", "warning"),
+    "2.7.1/client-respects-max-frame-size": ("ignore-max-frame", "failed"),
+    "2.7.1/client-respects-channel-max": ("channel-5", "failed"),
+    "2.7.1/client-accepts-min-max-frame-size": ("no-multi-frame", "failed"),
+    "2.7.1/client-closes-on-oversized-frame": ("lenient", "failed"),
+    "2.7.1/client-closes-on-channel-beyond-max": ("lenient", "failed"),
+    "2.5.1/client-begin-without-remote-channel": ("begin-remote-channel", "failed"),
+    "2.5.1/client-lowest-channel": ("channel-5", "warning"),
+    "2.5.6/client-waits-for-incoming-window": ("ignore-window", "failed"),
+    "2.5.2/client-answers-end": ("no-end-reply", "informational"),
+    "2.7.4/client-ends-session-on-unattached-handle": ("lenient", "failed"),
+    "2.7.3/client-lowest-handle": ("handle-5", "warning"),
+    "2.7.2/client-respects-handle-max": ("handle-5", "failed"),
+    "2.7.3/client-sender-initial-delivery-count": ("no-initial-delivery-count", "failed"),
+    "2.7.3/client-unsettled-map-keys": ("unsettled-null-key", "failed"),
+    "2.6.3/client-checks-terminus": ("trust-terminus", "failed"),
+    "2.6.6/client-answers-closing-detach": ("no-detach-reply", "informational"),
+    "2.6.7/client-sender-respects-credit": ("ignore-credit", "failed"),
+    "2.6.7/client-sender-stops-on-withdrawn-credit": ("ignore-credit", "failed"),
+    "2.6.7/client-sender-answers-drain": ("ignore-drain", "failed"),
+    "2.7.4/client-receiver-delivery-count": ("delivery-count-zero", "failed"),
+    "2.7.4/client-answers-echo": ("ignore-echo", "warning"),
+    "2.7.5/client-receiver-settles-first": ("no-settle", "failed"),
+    "2.6.14/client-discards-aborted-delivery": ("keep-aborted", "failed"),
+    "2.6.12/client-sender-delivery-tags": ("no-tag", "failed"),
+    "2.6.12/client-unique-delivery-tags": ("same-tag", "failed"),
+    "3.2.4/client-content-encoding": ("content-encoding", "failed"),
+    "3.2.4/client-content-type": ("content-type", "warning"),
+    "3.5.3/client-dynamic-source-without-address": ("dynamic-address", "failed"),
+}
+
+
+def _run(case_id: str, fault: str | None) -> Any:
+    spec = {c.id: c for c in discover("1.0", role="client")}[case_id]
+    command = [sys.executable, str(SCRIPT), "{url}", "{workload}"] + ([f"bad={fault}"] if fault else [])
+    driver = DriverSpec("client10-script", "1.0", command, SCRIPT.parent)
+    listener = Listener()
+    try:
+        target = ClientTarget.create(listener, driver, "test", "1.0")
+        return ClientRunner(target, [spec], RunOptions(jobs=1, protocol="1.0", seed=1)).run()[0]
+    finally:
+        listener.close()
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[tuple[str, str | None], Any]:
+    jobs = [(f"amqp10/{cid}", None) for cid in FAULTS] + [(f"amqp10/{cid}", f) for cid, (f, _) in FAULTS.items()]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda job: _run(*job), jobs))
+    return dict(zip(jobs, results))
+
+
+def test_every_client10_case_has_a_fault() -> None:
+    ids = {c.id.removeprefix("amqp10/") for c in discover("1.0", role="client")}
+    assert ids == set(FAULTS), f"cases without a fault here: {ids - set(FAULTS)}; stale: {set(FAULTS) - ids}"
+
+
+@pytest.mark.parametrize("case_id", sorted(FAULTS))
+def test_case_passes_a_correct_client(verdicts: dict, case_id: str) -> None:
+    r = verdicts[(f"amqp10/{case_id}", None)]
+    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+
+
+@pytest.mark.parametrize("case_id", sorted(FAULTS))
+def test_case_fails_a_client_breaking_its_rule(verdicts: dict, case_id: str) -> None:
+    fault, expected = FAULTS[case_id]
+    r = verdicts[(f"amqp10/{case_id}", fault)]
+    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
+                                        f"{r.evidence.get('observed', '')}"
