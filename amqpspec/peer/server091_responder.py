@@ -66,8 +66,9 @@ class Responder:
         self.channel_close_oks: list[int] = []
         self.stray: list[str] = []                        # frames no broker would expect here
         self.heartbeats = 0
-        #: publisher confirms: whether sequence number n is acked (True) or nacked (False)
-        self.confirm_ack: Callable[[int], bool] = lambda seq: True
+        #: publisher confirms: whether sequence number n is acked (True), nacked (False) or left
+        #: to the case (None)
+        self.confirm_ack: Callable[[int], bool | None] = lambda seq: True
         self._generated = 0
 
     # ------------------------------------------------------------------ setup by a case
@@ -192,8 +193,10 @@ class Responder:
         props = content.header.properties if content.header is not None else None
         if ch in self.confirming:
             seq = self.publish_seq[ch] = self.publish_seq.get(ch, 0) + 1
-            self.peer.send(MethodFrame(ch, spec.BasicAck(seq, False) if self.confirm_ack(seq)
-                                       else spec.BasicNack(seq, False, False)))
+            verdict = self.confirm_ack(seq)
+            if verdict is not None:  # None: the case confirms later, its own way
+                self.peer.send(MethodFrame(ch, spec.BasicAck(seq, False) if verdict
+                                           else spec.BasicNack(seq, False, False)))
         if getattr(method, "exchange", "") != "":
             return  # only the default exchange routes here
         queue = str(getattr(method, "routing_key", ""))

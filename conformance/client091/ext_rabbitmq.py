@@ -20,11 +20,12 @@ from __future__ import annotations
 import time
 
 from amqpspec.case import Context, Skip, case
+from amqpspec.verify import ChannelException
 from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
 from amqpspec.client.session import play
 
-from ._client import QUICK, describe_errors, error_closes, needs_driver, open_conversation, unmet
+from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
 
 NACK_HANDLED = ("rabbitmq091:basic.nack/04",)
 NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
@@ -34,6 +35,9 @@ SENT_BY_SERVER = ("It may also be sent from the server to the client in the even
                   "to events such as queue deletion.")
 BLOCKED = "This method indicates that a connection has been blocked and does not accept new publishes."
 HOLD_S = 1.5
+NACK_VALIDATED = ("rabbitmq091:basic.nack.multiple/exists",)
+MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", so that multiple messages can be '
+            'acknowledged with a single method.')
 
 
 def _announced(p, capability: str) -> None:  # type: ignore[no-untyped-def]
@@ -122,3 +126,56 @@ def holds_publishes(ctx: Context) -> None:
                observed=f"{len(published)} basic.publish within {time.monotonic() - blocked_at:.1f} s of connection.blocked"
                if published else "nothing published while blocked", guideline=BLOCKED)
     p.finish()
+
+
+@case("amqp091/rabbitmq.basic.nack/client-rejects-nack-of-unknown-tag", role="client",
+      title="a nack naming a delivery tag the client never published is refused with a channel exception (406)",
+      clauses=NACK_VALIDATED)
+def rejects_unknown_nack(ctx: Context) -> None:
+    """The extended XML's basic.nack is sent by the server in confirm mode, and its rule binds
+    "the receiving peer": a non-zero delivery-tag must refer to an unacknowledged, delivered
+    (here: published) message, else a channel exception (on-failure precondition-failed)."""
+    p = open_conversation(ctx, "confirm", count=1)
+
+    def stray_nack_first(seq: int) -> bool:
+        ch = p.responder.contents[-1].channel
+        p.peer.send(MethodFrame(ch, spec.BasicNack(99, False, False)))
+        return True
+
+    p.responder.confirm_ack = stray_nack_first
+    obs = p.serve(QUICK * 2)
+    if not p.responder.publish_seq:
+        unmet("a publish on a confirm channel", obs)
+    check(ctx, obs, ChannelException(406))
+    p.finish()
+
+
+@case("amqp091/rabbitmq.confirm/client-takes-multiple-ack", role="client",
+      title="one basic.ack with multiple set confirms all three publishes up to its tag",
+      guideline=MULTIPLE)
+def takes_multiple_ack(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=3)
+
+    def one_ack_for_all(seq: int) -> bool | None:
+        if seq < 3:
+            return None
+        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicAck(3, True)))
+        return None
+
+    p.responder.confirm_ack = one_ack_for_all
+    first = p.serve(QUICK * 1.5, stop=lambda f: len(p.responder.contents) >= 3)
+    if len(p.responder.contents) < 3:
+        if p.responder.contents:  # it waits for each confirm before the next publish
+            p.finish(0.3)
+            raise Skip("the client publishes the next message only after the previous one is confirmed: "
+                       "no single ack can cover several of its messages")
+        unmet("three publishes on a confirm channel", first)
+    obs = p.serve()
+    errors = error_closes(first) + error_closes(obs)
+    ctx.record(not errors, what="no exception for the multiple ack", expected="no channel or connection exception",
+               observed=describe_errors(errors), guideline=MULTIPLE)
+    if p.driver is not None:
+        out = needs_driver(p)
+        acked = {e.get("n") for e in out.named("confirmed") if e.get("ack") is True}
+        ctx.record(acked >= {1, 2, 3}, what="the application hears all three confirmed",
+                   expected="confirmed events n=1, 2, 3 with ack=true", observed=out.summary(), guideline=MULTIPLE)

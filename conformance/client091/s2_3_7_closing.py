@@ -180,3 +180,40 @@ def crossing_connection_close(ctx: Context) -> None:
     ctx.record(bool(obs.methods("connection.close-ok", 0)), expected="connection.close-ok for our crossing close",
                observed=obs.describe().replace("by broker", "by the client"))
     p.finish()
+
+
+@case("amqp091/2.3.7/client-answers-channel-close-instead-of-reply", role="client",
+      title="a channel.close in place of basic.qos-ok is answered with channel.close-ok",
+      clauses=("amqp091:2.3.7/2",))
+def channel_close_instead_of_reply(ctx: Context) -> None:
+    p = open_conversation(ctx, "consume", count=1, prefetch=1)
+
+    def refuse(frame: MethodFrame) -> bool:
+        p.responder.close_channel(frame.channel, 540, "NOT_IMPLEMENTED - amqpspec refuses basic.qos", 60, 10)
+        return False
+
+    p.responder.on("basic.qos", refuse)
+    obs = p.serve(QUICK * 2, stop=_is("channel.close-ok"))
+    if not obs.methods("basic.qos"):
+        unmet("basic.qos (prefetch=1)", obs)
+    ch = obs.methods("basic.qos")[0].channel
+    check(ctx, obs, Replies("channel.close-ok", ch))
+    p.finish()
+
+
+@case("amqp091/2.3.7/client-answers-connection-close-instead-of-open-ok", role="client",
+      title="a connection.close in place of channel.open-ok is answered with connection.close-ok",
+      clauses=("amqp091:2.3.7/2",))
+def connection_close_instead_of_open_ok(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect")
+
+    def refuse(frame: MethodFrame) -> bool:
+        p.peer.close_connection(530, "NOT_ALLOWED - amqpspec refuses channel.open", 20, 10)
+        return False
+
+    p.responder.on("channel.open", refuse)
+    obs = p.serve(QUICK * 2)
+    if not obs.methods("channel.open"):
+        unmet("channel.open", obs)
+    check(ctx, obs, Replies("connection.close-ok", 0))
+    p.finish()

@@ -147,3 +147,28 @@ def method_inside_body(ctx: Context) -> None:
     obs = p.serve(QUICK * 2)
     check(ctx, obs, ConnectionException(505))
     p.finish()
+
+
+@case("amqp091/4.2.6.2/client-joins-split-get-body", role="client",
+      title="a basic.get-ok whose 3000-octet body comes in 30 frames reaches the application whole",
+      clauses=("amqp091:4.2.6.2/1",))
+def joins_split_get_body(ctx: Context) -> None:
+    p = open_conversation(ctx, "get", count=1)
+    body = bytes(ord("A") + i % 26 for i in range(3000))
+
+    def split_get_ok(frame: MethodFrame) -> bool:
+        ch = frame.channel
+        p.peer.send(MethodFrame(ch, spec.BasicGetOk(1, False, "", str(frame.method.queue), 0)),
+                    HeaderFrame(ch, 60, len(body), spec.BasicProperties()),
+                    *[BodyFrame(ch, body[i:i + 100]) for i in range(0, len(body), 100)])
+        return False
+
+    p.responder.on("basic.get", split_get_ok)
+    p.serve()
+    out = needs_driver(p)
+    got = out.named("delivered")
+    shown = str(got[0].get("body", "")) if got else ""
+    length = got[0].get("body_length", len(shown)) if got else 0
+    ok = bool(got) and length == len(body) and body.decode().startswith(shown.split("... (")[0])
+    ctx.record(ok, expected=f"one message whose body is the {len(body)} octets sent",
+               observed=f"delivered a body of {length} characters starting {shown[:40]!r}" if got else out.summary())

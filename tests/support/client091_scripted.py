@@ -69,6 +69,8 @@ class Client:
         self.closing_connection = False
         self.deliveries: list[tuple[int, Any, bytes]] = []
         self.confirms: list[tuple[int, int, bool, bool]] = []
+        self.published = 0                        # publishes on the (one) channel, the confirm sequence
+        self.confirmed: dict[int, bool] = {}
         self.cancelled: list[str] = []
         self.blocked = False
         self.content: dict[int, list[Any]] = {}   # channel -> [method, header, body bytes]
@@ -99,6 +101,7 @@ class Client:
                              HeaderFrame(channel, 60, len(body), props or spec.BasicProperties())]
         frames += [BodyFrame(channel, body[i:i + limit]) for i in range(0, len(body), limit)]
         self.send(*frames)
+        self.published += 1
 
     # -- reading ----------------------------------------------------------------------
     def next_frame(self, until: float) -> Any:
@@ -207,9 +210,19 @@ class Client:
             self.content[ch] = [item, None, b""]
             return None
         if name in ("basic.ack", "basic.nack"):
-            self.confirms.append((ch, m.delivery_tag, name == "basic.ack", bool(m.multiple)))
             if name == "basic.nack" and "nack-fatal" in self.faults:
                 raise Fatal(406, "PRECONDITION_FAILED - nack")
+            tag = int(m.delivery_tag)
+            open_seqs = [n for n in range(1, self.published + 1) if n not in self.confirmed]
+            multiple = bool(m.multiple) and "ignore-multiple" not in self.faults
+            covered = [n for n in open_seqs if n == tag or (multiple and (tag == 0 or n <= tag))]
+            if not covered and "trust-confirms" not in self.faults:
+                self.closing.add(ch)  # a channel exception: rabbitmq091 basic.nack.multiple/exists
+                self.method(ch, spec.ChannelClose(406, "PRECONDITION_FAILED - unknown delivery tag", m.CLASS_ID, m.METHOD_ID))
+                return item
+            for n in covered:
+                self.confirmed[n] = name == "basic.ack"
+                self.confirms.append((ch, n, name == "basic.ack", bool(m.multiple)))
             return item
         if name == "basic.cancel":
             if "cancel-fatal" in self.faults:
@@ -385,13 +398,20 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                 c.call(ch, spec.TxCommit(), "tx.commit-ok")
             if workload == "confirm":
                 until = time.monotonic() + (0.5 if "confirm-timeout" in faults else timeout)
-                while len(c.confirms) < count and time.monotonic() < until:
+                while len(c.confirms) < count and time.monotonic() < until and not c.closing:
                     c.wait_for(None, timeout=0.1)
+                if c.closing:  # the channel exception it raised: wait for close-ok, then end
+                    c.wait_for("channel.close-ok", ch, timeout=2.0)
+                    c.closing.discard(ch)
+                    c.open_channels.discard(ch)
+                    emit("error", type="ChannelError", message="confirm for an unknown delivery tag")
+                    c.close()
+                    return 1
                 if len(c.confirms) < count:
                     c.sock.close()
                     emit("error", type="Timeout", message="confirms missing")
                     return 1
-                for n, (_, _, acked, _) in enumerate(c.confirms, 1):
+                for _, n, acked, _ in c.confirms:
                     emit("confirmed", n=n, ack=acked)
             while c.blocked and "ignore-blocked" not in faults:
                 c.wait_for(None, timeout=0.1)

@@ -82,6 +82,11 @@ FAULTS = {
     "amqp091/4.2.6/client-rejects-method-inside-body": "lenient",
     "amqp091/4.2.7/client-heartbeats-during-close": "no-heartbeats",
     "amqp091/channel.close/client-closes-with-defined-reply-code": "close-code-zero",
+    "amqp091/rabbitmq.basic.nack/client-rejects-nack-of-unknown-tag": "trust-confirms",
+    "amqp091/rabbitmq.confirm/client-takes-multiple-ack": "ignore-multiple",
+    "amqp091/2.3.7/client-answers-channel-close-instead-of-reply": "no-channel-close-ok",
+    "amqp091/2.3.7/client-answers-connection-close-instead-of-open-ok": "no-close-ok",
+    "amqp091/4.2.6.2/client-joins-split-get-body": "first-frame-only",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
