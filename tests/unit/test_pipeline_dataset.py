@@ -53,7 +53,8 @@ def test_one_row_per_clause_and_one_for_a_case_citing_none(real):
     no_clause = [r for r in rows if r["clause"] is None]
     assert no_clause and all(r["clause_pos"] == 0 and r["clause_known"] is None for r in no_clause)
     # a case citing no clause declares its own level (a guideline it checks)
-    assert all(r["level"] in ("MUST", "SHOULD", "MAY", "MUST NOT", "SHOULD NOT") for r in no_clause)
+    # (or, since every case cites ids, the level of the text its guideline quotes: "definition")
+    assert all(r["level"] in ("MUST", "SHOULD", "MAY", "MUST NOT", "SHOULD NOT", "definition") for r in no_clause)
 
 
 def test_levels_come_from_the_catalog(real):
