@@ -30,6 +30,9 @@ from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, SASLFrame, spec
 
 Handler = Callable[[AMQPFrame], "bool | None"]
 MAX_KEPT = 10_000     # frames and deliveries kept per connection (a flooding client)
+MAX_DELIVERIES = 1_000   # deliveries a receiving link keeps (their payloads included)
+MAX_LOG = 20_000      # frames a session endpoint keeps in its log before the oldest half goes
+MAX_MESSAGE = 16 << 20   # octets of one delivery kept while its frames arrive (more=true without end)
 CREDIT = 100          # link-credit granted to a client sender (topped up when half is used)
 
 
@@ -154,6 +157,7 @@ class Responder10:
         if isinstance(item, EmptyFrame):
             self.empty_frames += 1
             return False
+        self._bound()
         if not isinstance(item, AMQPFrame) or item.performative is None:
             self._stray(f"unexpected here: {getattr(item, 'summary', lambda: repr(item))()}"
                         if not isinstance(item, SASLFrame) else f"SASL frame after the opening: {item.summary()}")
@@ -322,11 +326,14 @@ class Responder10:
             return
         done = self._done.get(id(link), 0)
         for d in link.received[done:]:
-            self._keep(self.deliveries, (link, d))
+            if len(self.deliveries) < MAX_DELIVERIES:
+                self.deliveries.append((link, d))
             if not d.transfer.settled and self.settle_deliveries and d.transfer.delivery_id is not None:
                 self.peer.send(link.disposition_frame(int(d.transfer.delivery_id), settled=True,
                                                       state=self.outcome(d)))
             self._route(link, d)
+        if len(link.received) > MAX_DELIVERIES:   # a flood: keep the newest deliveries only
+            del link.received[:MAX_DELIVERIES // 2]
         self._done[id(link)] = len(link.received)
         if self.replenish and self.credit and link.link_credit <= self.credit // 2 and not link.drain:
             link.grant(self.credit)
@@ -363,6 +370,18 @@ class Responder10:
                 self.pump(sender)
 
     # -- bookkeeping ---------------------------------------------------------------------------
+    def _bound(self) -> None:
+        """A client that floods cannot make the node keep without end: session logs keep their
+        newest frames, a delivery that never ends is dropped past MAX_MESSAGE octets."""
+        for cs in self.sessions.values():
+            if len(cs.ours.log) > MAX_LOG:
+                del cs.ours.log[:MAX_LOG // 2]
+            for link in cs.links.values():
+                partial = getattr(link, "_partial", None)
+                if partial is not None and len(partial[1]) > MAX_MESSAGE:
+                    link._partial = None   # type: ignore[attr-defined]
+                    self._stray(f"a delivery on link {link.name!r} past {MAX_MESSAGE} octets: dropped")
+
     def _keep(self, into: list, item: Any) -> None:  # type: ignore[type-arg]
         if len(into) < MAX_KEPT:
             into.append(item)

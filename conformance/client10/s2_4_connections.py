@@ -185,4 +185,50 @@ def detects_silence(ctx: Context) -> None:
     p.finish()
 
 
+
+
+@case("amqp10/2.4.5/client-empty-frames-on-channel-0", role="client", timeout=12.0,
+      title="the empty frames the idle client sends to keep the server's idle-time-out are on channel 0",
+      clauses=("amqp10:2.4.5/7",))
+def empty_frames_channel_zero(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=3, handshake={"idle_time_out": 1000})
+    obs = p.serve(2.5)
+    empties = [f for f in obs.received if isinstance(f, EmptyFrame)]
+    if not empties:
+        p.finish(0.2)
+        raise Skip("the client sent no empty frame (it kept the idle-time-out with other frames, or not at all)")
+    wrong = [f for f in empties if f.channel != 0]
+    ctx.record(not wrong, expected="every empty frame on channel 0",
+               observed=f"{len(empties)} empty frame(s), {len(wrong)} on another channel",
+               guideline="implementations SHOULD use channel 0 when sending empty frames", level=Level.SHOULD)
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.4.3/client-waits-for-close", role="client",
+      title="after its close the client keeps the socket open to read the server's close (held back 0.8 s)",
+      clauses=("amqp10:2.4.3/3",))
+def waits_for_close(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect")
+    held: dict[str, object] = {}
+
+    def hold(frame) -> bool:  # type: ignore[no-untyped-def]
+        p.responder.client_close = frame.performative
+        held["obs"] = p.peer.observe(0.8, reply_close=False)
+        if p.peer.link.closed is None:
+            p.peer.send(AMQPFrame(0, spec.Close()))
+        return True
+
+    p.responder.on("close", hold)
+    obs = p.serve()
+    if p.responder.client_close is None:
+        from ._client import unmet
+        unmet("the client's close", obs)
+    during = held.get("obs")
+    dropped = during is not None and during.closed  # type: ignore[attr-defined]
+    ctx.record(not dropped, expected="the socket still open 0.8 s after the client's close (waiting for ours)",
+               observed=during.describe().replace("by broker", "by the client") if during is not None else "?")  # type: ignore[attr-defined]
+    p.finish()
+
+
 __all__ = ["error"]

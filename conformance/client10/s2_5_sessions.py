@@ -120,3 +120,27 @@ class _SessionOrConnection(SessionError):
 
 
 __all__ = ["AMQPFrame", "spec"]
+
+
+@case("amqp10/2.5.6/client-window-of-one", role="client", timeout=12.0,
+      title="with the server's incoming-window 1 the client sends one transfer, then waits for the flow that reopens it",
+      clauses=("amqp10:2.5.6/2",))
+def window_of_one(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=3, timeout=9,
+                          responder={"begin_fields": {"incoming_window": 1}, "open_window": False})
+    first = p.serve(QUICK * 1.5)
+    cs = p.responder.session()
+    if cs is None or not p.responder.ever(Receiver):
+        unmet("a sending link from the client", first)
+    assert cs is not None
+    rounds = [len(named(first.received, "transfer"))]
+    for _ in range(2):
+        p.peer.send(cs.ours.flow_frame())   # one more transfer frame welcome
+        rounds.append(len(named(p.serve(1.0).received, "transfer")))
+    ctx.record(all(n <= 1 for n in rounds), expected="at most 1 transfer per opening of a window of 1",
+               observed=f"transfers between our flows: {rounds}")
+    cs.ours.incoming_window = 100
+    p.responder.open_window = True
+    p.peer.send(cs.ours.flow_frame())
+    p.serve()
+    p.finish()

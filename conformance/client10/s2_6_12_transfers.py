@@ -102,3 +102,30 @@ def unique_tags(ctx: Context) -> None:
 
 
 __all__ = ["QUICK"]
+
+
+@case("amqp10/2.7.5/client-multi-frame-transfers", role="client",
+      title="with max-frame-size 512 each 2000-octet delivery starts with delivery-id, delivery-tag and message-format, and deliveries do not interleave",
+      clauses=("amqp10:2.7.5/3", "amqp10:2.7.5/5", "amqp10:2.7.5/6", "amqp10:2.6.14/3"))
+def multi_frame(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=2, body="f" * 2000, handshake={"max_frame_size": 512})
+    obs = p.serve()
+    transfers = [f.performative for f in named(obs.received, "transfer")]
+    if len(transfers) < 3:
+        unmet("a delivery split over several transfers", obs)
+    problems: list[str] = []
+    current = None   # the first transfer of the delivery under way
+    for t in transfers:
+        if current is None:
+            current = t
+            missing = [n for n, v in (("delivery-id", t.delivery_id), ("delivery-tag", t.delivery_tag),
+                                      ("message-format", t.message_format)) if v is None]
+            if missing:
+                problems.append(f"first transfer without {', '.join(missing)}")
+        elif t.delivery_id is not None and current.delivery_id is not None and int(t.delivery_id) != int(current.delivery_id):
+            problems.append(f"delivery {t.delivery_id} began before delivery {current.delivery_id} ended (interleaved)")
+        if not t.more or t.aborted:
+            current = None
+    ctx.record(not problems, expected="every delivery's first transfer complete, one delivery at a time",
+               observed="; ".join(problems[:3]) or f"{len(transfers)} transfers, all as the rules ask")
+    p.finish()

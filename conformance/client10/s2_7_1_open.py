@@ -112,3 +112,16 @@ def channel_beyond(ctx: Context) -> None:
 
 
 __all__ = ["await_receiver"]
+
+
+@case("amqp10/2.7.1/client-frames-fit-before-open", role="client",
+      title="before the server's open the client's frames (its open included) fit in 512 octets, all a partner must accept",
+      clauses=("amqp10:2.7.1/4",))
+def fits_before_open(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect")
+    early = list(p.peer.sizes)   # every frame read so far: SASL frames and the open, read before we answered
+    over = [(s, n) for s, n in early if n > MIN_MAX_FRAME_SIZE]
+    ctx.record(not over, expected=f"no frame above {MIN_MAX_FRAME_SIZE} octets before the server's max-frame-size is known",
+               observed="; ".join(f"{s[:80]} ({n} octets)" for s, n in over[:2]) or f"{len(early)} frame(s), none above")
+    p.serve()
+    p.finish()

@@ -86,3 +86,17 @@ def hostname_matches(ctx: Context) -> None:
                observed=f"open hostname {opened!r}")
     p.serve()
     p.finish()
+
+
+@case("amqp10/5.3.2/client-skips-unknown-mechanisms", role="client",
+      title="offered two mechanisms it cannot know before PLAIN and ANONYMOUS, the client still chooses one of the offered ones",
+      clauses=("amqp10:5.3.2/2",))
+def skips_unknown(ctx: Context) -> None:
+    offered = ("AMQPSPEC-X-ONE", "AMQPSPEC-X-TWO", "PLAIN", "ANONYMOUS")
+    p = _sasl(ctx, offered)
+    n = p.handshake(upto="sasl", mechanisms=offered)
+    ctx.record(n.mechanism in offered, expected=f"sasl-init naming one of {list(offered)}",
+               observed=f"sasl-init mechanism {n.mechanism!r}")
+    p.handshake()
+    p.serve()
+    p.finish()

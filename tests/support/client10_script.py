@@ -32,8 +32,9 @@ FAULTS = (
     "no-close-reply", "no-close", "frames-after-close", "close-channel-1", "strict-empty", "no-heartbeat",
     "no-idle-detect", "lenient", "ignore-window", "ignore-credit", "ignore-drain", "delivery-count-zero",
     "no-settle", "same-tag", "no-tag", "keep-aborted", "ignore-echo", "dynamic-address", "content-encoding",
-    "content-type", "sasl-hostname", "no-multi-frame",
+    "content-type", "sasl-hostname", "no-multi-frame", "empty-on-1", "big-open", "no-wait-close", "ignore-attach",
 )
+HANDLE_MAX = 100
 MAX_FRAME = 65536
 CHANNEL_MAX = 100
 SENDER, RECEIVER = False, True
@@ -169,8 +170,9 @@ class Client:
         if self.bad == "begin-before-open":
             self.send(AMQPFrame(0, spec.Begin(next_outgoing_id=0, incoming_window=100, outgoing_window=100)))
         hostname = "elsewhere.example" if self.bad == "sasl-hostname" else "localhost"
+        props = {"pad": "x" * 1000} if self.bad == "big-open" else None
         self.send(AMQPFrame(0, spec.Open(container_id="client10-script", hostname=hostname, max_frame_size=MAX_FRAME,
-                                         channel_max=CHANNEL_MAX, idle_time_out=self.local_idle_ms)))
+                                         channel_max=CHANNEL_MAX, idle_time_out=self.local_idle_ms, properties=props)))
         theirs = self.until(lambda f: isinstance(f, AMQPFrame) and isinstance(f.performative, spec.Open))
         self.remote_max_frame = int(theirs.performative.value_of("max-frame-size"))
         idle = theirs.performative.idle_time_out
@@ -179,7 +181,8 @@ class Client:
 
     def begin(self) -> None:
         self.send(AMQPFrame(self.channel, spec.Begin(remote_channel=0 if self.bad == "begin-remote-channel" else None,
-                                                     next_outgoing_id=0, incoming_window=1000, outgoing_window=1000)))
+                                                     next_outgoing_id=0, incoming_window=1000, outgoing_window=1000,
+                                                     handle_max=HANDLE_MAX)))
         self.until(lambda f: self.remote_begin is not None)
 
     def attach(self, role: bool, address: str | None, *, dynamic: bool = False) -> int:
@@ -203,7 +206,7 @@ class Client:
         while True:
             now = time.monotonic()
             if self.remote_idle and now - self.last_sent >= self.remote_idle / 2:
-                self.send(EmptyFrame(0))
+                self.send(EmptyFrame(1 if self.bad == "empty-on-1" else 0))
             if self.local_idle_ms and self.bad != "no-idle-detect" and now - self.last_recv > 2 * self.local_idle_ms / 1000:
                 self.fail_close("amqp:resource-limit-exceeded", "local-idle-timeout expired")
             if now >= stop:
@@ -260,6 +263,8 @@ class Client:
                 self.by_remote[int(p.handle)] = ours
                 if lk["role"] == RECEIVER:
                     lk["remote_dc"] = int(p.initial_delivery_count or 0)
+            else:
+                self.unsolicited(p)
         elif name == "detach":
             ours = self.by_remote.get(int(p.handle))
             if ours is not None and not self.links[ours]["detached"]:
@@ -275,6 +280,25 @@ class Client:
             last = int(p.last) if p.last is not None else first
             if p.settled:
                 self.settled_ids.update(range(first, last + 1))
+
+    def unsolicited(self, p: Any) -> None:
+        """An attach the server began: checked, then refused (no terminus here: attach, detach)."""
+        h = int(p.handle)
+        if self.bad != "lenient":
+            if h in self.by_remote:
+                self.fail_close("amqp:session:handle-in-use", f"handle {h} is in use")
+            if h > HANDLE_MAX:
+                self.fail_close("amqp:connection:framing-error", f"handle {h} beyond handle-max")
+        if self.bad == "ignore-attach":
+            return
+        ours = 50 + len(self.links)
+        self.links[ours] = dict(role=not bool(p.role), remote=p, credit=0, dc=0, remote_dc=None, drain=False,
+                                name=str(p.name), detached=True, pending=0)
+        self.by_remote[h] = ours
+        self.send(AMQPFrame(self.channel, spec.Attach(name=str(p.name), handle=ours, role=not bool(p.role),
+                                                      source=None, target=None, initial_delivery_count=None
+                                                      if bool(p.role) is SENDER else 0)),
+                  AMQPFrame(self.channel, spec.Detach(handle=ours, closed=True)))
 
     def on_flow(self, p: Any) -> None:
         if p.next_incoming_id is not None:
@@ -396,6 +420,10 @@ class Client:
             raise Done(0)
         self.send(AMQPFrame(1 if self.bad == "close-channel-1" else 0, spec.Close()))
         self.closed_sent = True
+        if self.bad == "no-wait-close":
+            self.sock.close()
+            emit("closed", by="client")
+            return
         if self.bad == "frames-after-close":
             self.send(EmptyFrame(0))
         self.drain_until_close(self.timeout)

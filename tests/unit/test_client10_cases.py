@@ -67,6 +67,16 @@ FAULTS: dict[str, tuple[str, str]] = {
     "3.2.4/client-content-encoding": ("content-encoding", "failed"),
     "3.2.4/client-content-type": ("content-type", "warning"),
     "3.5.3/client-dynamic-source-without-address": ("dynamic-address", "failed"),
+    "2.4.5/client-empty-frames-on-channel-0": ("empty-on-1", "warning"),
+    "2.4.3/client-waits-for-close": ("no-wait-close", "warning"),
+    "5.3.2/client-skips-unknown-mechanisms": ("mechanism-external", "failed"),
+    "2.6.6/client-answers-closing-detach-of-sender": ("no-detach-reply", "informational"),
+    "2.6.3/client-refuses-unsolicited-link": ("ignore-attach", "failed"),
+    "2.7.3/client-closes-on-handle-in-use": ("lenient", "failed"),
+    "2.7.2/client-closes-on-handle-beyond-max": ("lenient", "failed"),
+    "2.5.6/client-window-of-one": ("ignore-window", "failed"),
+    "2.7.5/client-multi-frame-transfers": ("no-tag", "failed"),
+    "2.7.1/client-frames-fit-before-open": ("big-open", "failed"),
 }
 
 
