@@ -97,9 +97,13 @@ class Client:
             limit += 1
         if "ignore-frame-max" in self.faults:
             limit = max(len(body), 1)
-        frames: list[Any] = [MethodFrame(channel, spec.BasicPublish(0, exchange, key, False, False)),
-                             HeaderFrame(channel, 60, len(body), props or spec.BasicProperties())]
-        frames += [BodyFrame(channel, body[i:i + limit]) for i in range(0, len(body), limit)]
+        content_ch = 0 if "content-on-channel-zero" in self.faults else channel
+        size = len(body) + (1 if "wrong-body-size" in self.faults else 0)
+        frames: list[Any] = [MethodFrame(channel, spec.BasicPublish(0, exchange, key, False, False),
+                                         end=0 if "bad-frame-end" in self.faults else 0xCE),
+                             HeaderFrame(content_ch, 60, size, props or spec.BasicProperties(),
+                                         weight=1 if "header-weight" in self.faults else 0)]
+        frames += [BodyFrame(content_ch, body[i:i + limit]) for i in range(0, len(body), limit)]
         self.send(*frames)
         self.published += 1
 
@@ -306,7 +310,7 @@ class Client:
         self.channel_max, self.frame_max, self.heartbeat = chmax, fmax, hb
         self.method(0, spec.ConnectionTuneOk(chmax, fmax, hb))
         self.reader.max_payload = (fmax - 8) if fmax else (16 << 20)
-        self.method(0, spec.ConnectionOpen("/", "", False))
+        self.method(1 if "open-on-channel-1" in self.faults else 0, spec.ConnectionOpen("/", "", False))
         self.wait_for("connection.open-ok", 0, strict=True)
         self.opened = True
         emit("connected")

@@ -87,6 +87,11 @@ FAULTS = {
     "amqp091/2.3.7/client-answers-channel-close-instead-of-reply": "no-channel-close-ok",
     "amqp091/2.3.7/client-answers-connection-close-instead-of-open-ok": "no-close-ok",
     "amqp091/4.2.6.2/client-joins-split-get-body": "first-frame-only",
+    "amqp091/4.2.3/client-frame-end-is-ce": "bad-frame-end",
+    "amqp091/4.2.3/client-connection-frames-on-channel-zero": "open-on-channel-1",
+    "amqp091/4.2.6.1/client-content-header-matches-method": "content-on-channel-zero",
+    "amqp091/4.2.6.1/client-header-weight-zero": "header-weight",
+    "amqp091/4.2.6.1/client-body-size-is-sum-of-frames": "wrong-body-size",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
