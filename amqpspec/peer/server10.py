@@ -36,6 +36,7 @@ __all__ = ["ServerPeer10", "ClientOpened", "READ_CAP", "MAX_FRAME_SIZE", "header
 
 READ_CAP = 4 << 20          # the largest frame a client may announce before its stream counts as undecodable
 MAX_FRAME_SIZE = 65536       # what the playing broker offers in its open unless a case says otherwise
+MAX_OBSERVED = 20_000       # items one observation keeps (a flooding client: the rest are answered, not kept)
 CLOSE_DRAIN_S = 1.0          # after the closing handshake: how long to wait for the client's socket to close
 SASL, AMQP = 3, 0            # protocol ids (2.2, 5.3.1)
 
@@ -244,7 +245,12 @@ class ServerPeer10(Peer):
             if isinstance(item, Closed):
                 obs.end = item.how if item.how != "local" else "fin"
                 break
-            obs.received.append(item)
+            if len(obs.received) < MAX_OBSERVED:
+                obs.received.append(item)
+            elif len(obs.received) == MAX_OBSERVED:
+                obs.received.append(item)
+                self.link.transcript.event(f"more than {MAX_OBSERVED} frames in one observation: the rest are not kept",
+                                           self.link.conn)
             finished = responder.handle(item)
             if stop is not None and stop(item):
                 obs.end = "stopped"
@@ -270,7 +276,8 @@ class ServerPeer10(Peer):
                 return "framing-error" if self.framing_error is not None else "stopped"
             if isinstance(item, Closed):
                 return item.how if item.how != "local" else "fin"
-            obs.received.append(item)
+            if len(obs.received) <= MAX_OBSERVED:
+                obs.received.append(item)
 
     def close_connection(self, condition: str | None = None, description: str | None = None, **fields: Any) -> None:
         """Starts the closing handshake from the server's side (the client must answer close, 2.4.3)."""

@@ -33,6 +33,8 @@ FAULTS = (
     "no-idle-detect", "lenient", "ignore-window", "ignore-credit", "ignore-drain", "delivery-count-zero",
     "no-settle", "same-tag", "no-tag", "keep-aborted", "ignore-echo", "dynamic-address", "content-encoding",
     "content-type", "sasl-hostname", "no-multi-frame", "empty-on-1", "big-open", "no-wait-close", "ignore-attach",
+    # hostile: the server role must stay bounded and decide (tests/unit/test_server10_hostile.py)
+    "garbage", "huge-frame", "flood-empty", "endless-delivery",
 )
 HANDLE_MAX = 100
 MAX_FRAME = 65536
@@ -135,6 +137,10 @@ class Client:
         if self.bad == "no-header":
             time.sleep(self.timeout)
             raise Done(1)
+        if self.bad == "garbage":
+            self.sock.sendall(bytes(range(256)) * 64)
+            time.sleep(self.timeout)
+            raise Done(1)
         sasl = self.user is not None
         self.send(ProtocolHeader.sasl() if sasl else ProtocolHeader.amqp())
         got = self.read(self.timeout)
@@ -174,10 +180,37 @@ class Client:
         self.send(AMQPFrame(0, spec.Open(container_id="client10-script", hostname=hostname, max_frame_size=MAX_FRAME,
                                          channel_max=CHANNEL_MAX, idle_time_out=self.local_idle_ms, properties=props)))
         theirs = self.until(lambda f: isinstance(f, AMQPFrame) and isinstance(f.performative, spec.Open))
+        self.hostile()
         self.remote_max_frame = int(theirs.performative.value_of("max-frame-size"))
         idle = theirs.performative.idle_time_out
         self.remote_idle = 0.0 if idle is None or self.bad == "no-heartbeat" else int(idle) / 1000
         emit("connected")
+
+    def hostile(self) -> None:
+        """The hostile faults, once the connection is open."""
+        stop = time.monotonic() + self.timeout
+        try:
+            if self.bad == "huge-frame":
+                self.sock.sendall((0xFFFFFFF0).to_bytes(4, "big") + b"\x02\x00\x00\x00" + b"\x00" * 65536)
+            elif self.bad == "flood-empty":
+                chunk = encode(EmptyFrame(0)) * 8192
+                while time.monotonic() < stop:
+                    self.sock.sendall(chunk)
+            elif self.bad == "endless-delivery":
+                self.begin()
+                h = self.attach(SENDER, "amqpspec-q")
+                payload = b"\x00" * 60000
+                frames = 0
+                while time.monotonic() < stop:
+                    t = spec.Transfer(handle=h, delivery_id=0 if frames == 0 else None,
+                                      delivery_tag=b"e" if frames == 0 else None, message_format=0, more=True)
+                    self.sock.sendall(encode(AMQPFrame(self.channel, t, payload)))
+                    frames += 1
+        except OSError:
+            raise Done(1) from None
+        if self.bad in ("huge-frame", "flood-empty", "endless-delivery"):
+            time.sleep(max(0.0, stop - time.monotonic()))
+            raise Done(1)
 
     def begin(self) -> None:
         self.send(AMQPFrame(self.channel, spec.Begin(remote_channel=0 if self.bad == "begin-remote-channel" else None,
