@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 READ_CAP = 4 << 20
 CLOSE_DRAIN_S = 1.0       # after close-ok: how long to wait for the client to close the socket
 ACCEPT_BACKLOG = 8
-FRAME_MIN_SIZE = spec.FRAME_MIN_SIZE if hasattr(spec, "FRAME_MIN_SIZE") else 4096
+FRAME_MIN_SIZE = spec.FRAME_MIN_SIZE  # 4096: what both peers accept before tuning
 
 
 def server_properties() -> dict[str, Any]:
@@ -281,7 +281,9 @@ class ServerPeer(StreamPeer):
         (start sent, start-ok read), "tune-ok" (tune sent, tune-ok read) or "open-ok" (open
         read and open-ok sent). ``start``, ``tune`` and ``open_ok`` replace the frame sent at
         that step (any bytes); otherwise the other arguments build it. A case may stop at a
-        step, send something of its own, and call again to resume.
+        step, send something of its own, and call again to resume. The client's methods are
+        taken on whatever channel they come (a case judges a wrong channel from the
+        transcript); anything else in their place raises :class:`UnexpectedReply`.
         """
         if upto not in self.STAGES[1:]:
             raise ValueError(f"upto must be one of {self.STAGES[1:]}")
