@@ -451,6 +451,10 @@ def reset(peer: Peer, start: str, conn: expect10.Conn, stimulus: bytes, sent: Pr
             ended_by_broker.add(mine[0])
     peer.link.transcript = SCRATCH
     until = time.monotonic() + min(window, RESET_S)
+    if start == "link" and set(ours) == {SESSION_CHANNEL}:
+        light = _new_links(stimulus, sent, obs, conn)
+        if light is not None:
+            return _unlink(peer, conn, light, until)
     frames = [AMQPFrame(ch, spec.End()) for ch in sorted(ours) if ch not in ends_sent]
     awaited = {r for ch, r in ours.items() if ch not in ended_by_broker}
     if frames and not write(peer, [(f.encode(), "", b"", False) for f in frames]):
@@ -474,6 +478,84 @@ def reset(peer: Peer, start: str, conn: expect10.Conn, stimulus: bytes, sent: Pr
         return establish(peer, start, address, fresh, max(0.0, until - time.monotonic()))
     except (SetupFailed, PeerError, OSError):
         return None
+
+
+def _new_links(stimulus: bytes, sent: Probes, obs: Observation, conn: expect10.Conn) -> dict[int, int | None] | None:
+    """Where an example only attached new links on the home session -- every frame it and the
+    probes sent a well-formed attach there, on a handle and name the start state does not use,
+    and every one answered by the broker's attach, with no end, close or detach of anything
+    else -- the links it made: our handle -> the broker's handle, None where the broker already
+    detached it (a refusal). Else None: the session is ended and made again."""
+    home = conn.sessions.get(SESSION_CHANNEL)
+    if home is None:
+        return None
+    home_names = {link.name for link in home.links.values()}
+    names: dict[str, int] = {}                 # name -> our handle
+    data = stimulus + b"".join(f.encode() for f in sent.frames)
+    pos = 0
+    while pos < len(data):
+        size = int.from_bytes(data[pos:pos + 4], "big") if len(data) - pos >= FRAME_HEADER_SIZE else 0
+        if size < FRAME_HEADER_SIZE or pos + size > len(data) or data[pos + 4] != 2 or data[pos + 5] != 0:
+            return None
+        channel = int.from_bytes(data[pos + 6:pos + 8], "big")
+        frame = decode_body(0, channel, data[pos + 8:pos + size])
+        pos += size
+        perf = getattr(frame, "performative", None)
+        if channel != SESSION_CHANNEL or not isinstance(perf, spec.Attach) or perf.problems or frame.payload \
+                or not isinstance(perf.name, str) or not isinstance(perf.handle, int):  # type: ignore[union-attr]
+            return None
+        handle = int(perf.handle)
+        if handle in home.links or handle in names.values() or perf.name in home_names or perf.name in names \
+                or home.handle_max is not None and handle > home.handle_max:
+            return None
+        names[perf.name] = handle
+    theirs: dict[int, int] = {}                # the broker's handle -> our handle
+    made: dict[int, int | None] = {}
+    for item in obs.received:
+        name = performative_name(item)
+        perf = getattr(item, "performative", None)
+        if name == "attach" and item.channel == home.remote and str(perf.name) in names:  # type: ignore[union-attr]
+            ours = names[str(perf.name)]  # type: ignore[union-attr]
+            if ours in made:
+                return None
+            theirs[int(perf.handle)] = ours  # type: ignore[union-attr]
+            made[ours] = int(perf.handle)  # type: ignore[union-attr]
+        elif name == "detach":
+            ours_ = theirs.get(int(getattr(perf, "handle", -1)))
+            if ours_ is None or item.channel != home.remote or made.get(ours_) is None:
+                return None
+            made[ours_] = None
+        elif name in ("end", "close", "begin"):
+            return None
+    if set(made) != set(names.values()):
+        return None
+    return made
+
+
+def _unlink(peer: Peer, conn: expect10.Conn, made: dict[int, int | None], until: float) -> expect10.Conn | None:
+    """Detaches (closed) the links an example made and awaits the broker's detaches: the home
+    session and its two links stay as the start state left them (a session and two links made
+    again per example cost RabbitMQ more than the example itself)."""
+    frames = [AMQPFrame(SESSION_CHANNEL, spec.Detach(handle=h, closed=True)) for h in sorted(made)]
+    home = conn.sessions[SESSION_CHANNEL]
+    if frames and not write(peer, [(f.encode(), "", b"", False) for f in frames]):
+        return None
+    awaited = {theirs for theirs in made.values() if theirs is not None}
+    while awaited:
+        left = until - time.monotonic()
+        item = peer.recv(left) if left > 0 else None
+        if item is None or isinstance(item, Closed):
+            return None
+        name = performative_name(item)
+        if name == "detach" and item.channel == home.remote:  # type: ignore[union-attr]
+            awaited.discard(int(item.performative.handle))  # type: ignore[union-attr]
+        elif name in ("close", "begin", "end", "attach"):
+            return None
+        # anything else (a flow of a link being detached) the spec lets be dropped
+    session = expect10.Session(remote=home.remote, handle_max=home.handle_max, links=dict(home.links))
+    return expect10.Conn(phase=conn.phase, mechanisms=conn.mechanisms, max_frame_size=conn.max_frame_size,
+                         channel_max=conn.channel_max, sessions={SESSION_CHANNEL: session},
+                         multi_protocol=conn.multi_protocol)
 
 
 def _ends_in(data: bytes) -> set[int]:

@@ -68,7 +68,7 @@ def frames_after_header(conn: socket.socket, answer: bytes | None = None) -> Any
 
 def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda ch, item: False) -> Callable[[socket.socket], None]:
     """A behaviour for ``HostileServer``: answers open, begin, attach (granting credit to our
-    sending links), end and close like a broker; once ``silent_when(channel, item)`` holds for
+    sending links), detach, end and close like a broker; once ``silent_when(channel, item)`` holds for
     a frame (item None for an empty or undecodable one), answers nothing more."""
     def run(conn: socket.socket) -> None:
         with log.lock:
@@ -98,6 +98,8 @@ def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda c
                     out.append(AMQPFrame(channel, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=0,
                                                             outgoing_window=2048, handle=perf.handle, delivery_count=0,
                                                             link_credit=100)))
+            elif name == "detach":
+                out.append(AMQPFrame(channel, spec.Detach(handle=perf.handle, closed=perf.closed)))
             elif name == "end":
                 out.append(AMQPFrame(channel, spec.End()))
             elif name == "close":

@@ -67,6 +67,22 @@ def test_a_session_the_stimulus_began_is_ended_before_the_next_example(pool: Con
     assert classify(second.expectation, second.observation, "1.0").ok
 
 
+def test_an_example_that_only_attached_links_keeps_the_home_session(pool: Connections) -> None:
+    # the same new link twice: valid both times only if the reset detached the first; the home
+    # session is begun once (the links the example and its probe made are detached instead)
+    log = Log()
+    attach = Stimulus("1.0", (AMQPFrame(0, spec.Attach(name=f"{ADDRESS}-new", handle=5, role=spec.Role.SENDER,
+                                                       source=spec.Source(), target=spec.Target(address=ADDRESS),
+                                                       initial_delivery_count=0)),))
+    with HostileServer(scripted_broker(log)) as server:
+        runs = [_run(url_10(server.port), "link", attach) for _ in range(3)]
+    assert log.connections == 1
+    assert all(r.observation.probe_ok and classify(r.expectation, r.observation, "1.0").ok for r in runs)
+    assert runs[2].expectation.why == runs[0].expectation.why
+    assert log.performatives.count("begin") == 1 and log.performatives.count("end") == 0
+    assert log.performatives.count("detach") == 2 * 3      # the example's link and the probe's, each time
+
+
 def test_without_a_pool_every_example_gets_a_fresh_connection() -> None:
     log = Log()
     with HostileServer(scripted_broker(log)) as server:
