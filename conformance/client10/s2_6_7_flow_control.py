@@ -50,16 +50,27 @@ def respects_credit(ctx: Context) -> None:
 
 
 @case("amqp10/2.6.7/client-sender-stops-on-withdrawn-credit", role="client", timeout=12.0,
-      title="credit withdrawn by a flow with link-credit 0 after the first transfer: the client sends nothing more until new credit",
+      title="credit withdrawn by a flow with link-credit 0 (the session window reopened in the same flow): the client sends nothing more until new credit",
       clauses=("amqp10:2.6.7/3", "amqp10:2.6.7/9"))
 def withdrawn_credit(ctx: Context) -> None:
+    # a session window of 1 holds the client after its first transfer, so that nothing can be in
+    # flight when the credit is withdrawn; the flow that withdraws it reopens the window: from
+    # then on only the link-credit (0) stops the client
     p = open_conversation(ctx, "send", count=3, timeout=9,
-                          responder={"credit": 5, "replenish": False, "settle_deliveries": False})
+                          responder={"credit": 5, "replenish": False, "settle_deliveries": False,
+                                     "begin_fields": {"incoming_window": 1}, "open_window": False})
     _, rcv = await_receiver(p)
     first = p.serve(QUICK * 1.5, stop=lambda _: len(rcv.received) >= 1)
     if not rcv.received:
         unmet("a first delivery from the client", first)
-    rcv.grant(0)   # withdrawn: delivery-count(rcv) + 0 - delivery-count(snd) = 0
+    p.serve(0.3)
+    if len(rcv.received) > 1:
+        unmet("the client held by a session incoming-window of 1 (it sent more: see "
+              "amqp10/2.5.6/client-window-of-one)", first)
+    cs = p.responder.session()
+    assert cs is not None
+    cs.ours.incoming_window = 100
+    rcv.grant(0)   # withdrawn: delivery-count(rcv) + 0 - delivery-count(snd) = 0; the window is open again
     d = rcv.received[0]
     if not d.transfer.settled:
         p.peer.send(rcv.disposition_frame(int(d.transfer.delivery_id), settled=True))
@@ -68,7 +79,7 @@ def withdrawn_credit(ctx: Context) -> None:
     more = len(rcv.received) - before
     ctx.record(more == 0, expected="no delivery after the flow with link-credit 0",
                observed=f"{more} more delivery(ies): {describe_frames(named(obs.received, 'transfer'))}")
-    p.responder.settle_deliveries = p.responder.replenish = True
+    p.responder.settle_deliveries = p.responder.replenish = p.responder.open_window = True
     for late in rcv.received[before:]:
         if not late.transfer.settled:
             p.peer.send(rcv.disposition_frame(int(late.transfer.delivery_id), settled=True))
