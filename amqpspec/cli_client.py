@@ -63,7 +63,7 @@ def _report(target: Any, chosen: list[Any], options: Any, *, json_path: str | No
 
     shown = {k: safe_line(v) for k, v in target.broker.identity().items()}
     reporter.start({"target": target.url(), "broker": shown, "protocol": options.protocol,
-                    "cases": len(chosen), "seed": options.seed, "jobs": 1})
+                    "cases": len(chosen), "seed": options.seed, "jobs": options.jobs})
     t0 = time.monotonic()
     try:
         results = run(on_result, reporter.case_started)
@@ -114,9 +114,11 @@ def _common(func: Any) -> Any:
 @click.command("client")
 @click.option("--driver", "driver_name", metavar="NAME", help="The driver in drivers/NAME (see docs/drivers.md).")
 @click.option("--driver-cmd", metavar="'CMD {url} {workload}'", help="Launch this command as the driver instead.")
+@click.option("--jobs", type=click.IntRange(min=1, max=16), default=4, show_default=True,
+              help="Cases run side by side, each on a port of its own (1 with --listen).")
 @_common
 @guarded
-def client(driver_name: str | None, driver_cmd: str | None, protocol: str, include: tuple[str, ...],
+def client(driver_name: str | None, driver_cmd: str | None, jobs: int, protocol: str, include: tuple[str, ...],
            exclude: tuple[str, ...], json_path: str | None, junit_path: str | None, strict: bool,
            baseline_path: str | None, write_baseline_path: str | None, timeout: float | None, seed: int | None,
            listen: str | None, verbose: bool, dry_run: bool) -> None:
@@ -149,7 +151,8 @@ def client(driver_name: str | None, driver_cmd: str | None, protocol: str, inclu
         raise UsageError(str(exc)) from None
     try:
         target = ClientTarget.create(listener, driver, version, protocol)
-        options = RunOptions(jobs=1, timeout=timeout, protocol=protocol,
+        target.per_case_listen = not listen and jobs > 1
+        options = RunOptions(jobs=jobs if target.per_case_listen else 1, timeout=timeout, protocol=protocol,
                              seed=seed if seed is not None else random.SystemRandom().randrange(1 << 31))
         _report(target, chosen, options, json_path=json_path, junit_path=junit_path, strict=strict, verbose=verbose,
                 baseline_path=baseline_path, write_baseline_path=write_baseline_path,

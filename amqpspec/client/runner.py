@@ -31,7 +31,8 @@ class ClientResult(Result):
 class ClientRunner(Runner):
     def __init__(self, target: ClientTarget, cases: list[CaseSpec], options: Any, **kwargs: Any) -> None:
         options.liveness = False
-        options.jobs = 1
+        if not target.per_case_listen:  # one listening port: one case waits for a connection at a time
+            options.jobs = 1
         super().__init__(target, cases, options, **kwargs)
         self.client: ClientTarget = target
 

@@ -41,6 +41,9 @@ class ClientTarget(Target):
     #: serve mode: connections the serve loop accepted, each taken by the next case
     pending: deque[tuple[Any, Any]] = field(default_factory=deque)
     serve_mode: bool = False
+    #: each case listens on a port of its own (chosen by the system) on the listener's host:
+    #: cases can then run side by side, each client reaching only its own case
+    per_case_listen: bool = False
 
     @classmethod
     def create(cls, listener: Listener, driver: DriverSpec | None, library_version: str = "",
@@ -57,9 +60,10 @@ class ClientTarget(Target):
                                    protocol=protocol)
         return target
 
-    def client_url(self) -> str:
-        assert self.listener is not None
-        return self.listener.url(self.username, self.password.reveal(), self.vhost)
+    def client_url(self, listener: Listener | None = None) -> str:
+        listener = listener or self.listener
+        assert listener is not None
+        return listener.url(self.username, self.password.reveal(), self.vhost)
 
     def features(self) -> set[str]:
         return set()
@@ -82,6 +86,7 @@ class Play:
     workload: str
     options: dict[str, Any]
     outcome: DriverOutcome | None = None
+    listener: Listener | None = None   # where this case's client connects (e.g. to connect again)
 
     def handshake(self, **kwargs: Any) -> ClientNegotiated:
         kwargs.setdefault("timeout", max(0.5, min(5.0, self.ctx.remaining() - 0.5)))
@@ -117,6 +122,7 @@ def play(ctx: Context, workload: str, **options: Any) -> Play:
     assert target.listener is not None
     options.setdefault("timeout", max(1, int(ctx.remaining() - 3)))
     proc: DriverProcess | None = None
+    listener = target.listener
     peer_class, responder_class = server_role(target.broker.protocol)
     if target.serve_mode:
         if not target.pending:
@@ -125,12 +131,16 @@ def play(ctx: Context, workload: str, **options: Any) -> Play:
         peer = peer_class.on_socket(conn, addr, ctx.transcript, ctx.deadline)
     else:
         assert target.driver is not None
-        target.listener.drain()
+        if target.per_case_listen:
+            listener = ctx.adopt(Listener(str(target.listener.host), 0))
+        else:
+            listener = target.listener
+            listener.drain()
         ctx.transcript.event(f"launching driver {target.driver.name}: workload {workload} "
                              + " ".join(f"{k}={v}" for k, v in options.items()))
-        proc = ctx.adopt(target.driver.launch(target.client_url(), workload, options))
+        proc = ctx.adopt(target.driver.launch(target.client_url(listener), workload, options))
         try:
-            conn, addr = target.listener.accept_socket(_left(ctx))
+            conn, addr = listener.accept_socket(_left(ctx))
             peer = peer_class.on_socket(conn, addr, ctx.transcript, ctx.deadline)
         except DeadlineExceeded:
             out = proc.wait(0.2)
@@ -138,7 +148,7 @@ def play(ctx: Context, workload: str, **options: Any) -> Play:
                 raise Skip(f"the driver does not support the {workload} workload") from None
             raise PeerError(f"the client never connected ({out.summary()})") from None
     ctx.adopt(peer)
-    return Play(ctx, peer, responder_class(peer), proc, workload, options)
+    return Play(ctx, peer, responder_class(peer), proc, workload, options, listener=listener)
 
 
 def server_role(protocol: str) -> tuple[Any, Any]:

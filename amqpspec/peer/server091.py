@@ -149,11 +149,14 @@ class Listener:
             self.sock.setblocking(True)
         return closed
 
-    def close(self) -> None:
+    def close(self, timeout: float = 0.0) -> None:
+        """Stops listening (``timeout`` unused: the runner's interface for what a case adopted)."""
         try:
             self.sock.close()
         except OSError:
             pass
+
+    abort = close
 
 
 @dataclass

@@ -57,7 +57,7 @@ def retries_lower_version(ctx: Context) -> None:
     p.peer.abort()
     again = None
     try:
-        listener = client_target(ctx).listener
+        listener = p.listener or client_target(ctx).listener
         assert listener is not None
         again = listener.accept(ctx.transcript, min(ctx.deadline, time.monotonic() + 3.0))
         ctx.adopt(again)
