@@ -111,7 +111,7 @@ static unsigned long parse_ms(const char *name, const char *text) {
 }
 
 /* %XX-decode src[0..n) into dst (user and password of the URL). */
-static void percent_decode(char *dst, size_t size, const char *src, size_t n) {
+__attribute__((unused)) static void percent_decode(char *dst, size_t size, const char *src, size_t n) {
   size_t j = 0;
   for (size_t i = 0; i < n && j + 1 < size; i++) {
     if (src[i] == '%' && i + 2 < n && isxdigit((unsigned char)src[i + 1]) && isxdigit((unsigned char)src[i + 2])) {
