@@ -112,16 +112,26 @@ class Aggregator:
         self.runs: list[dict[str, Any]] = []
         self.latest: dict[str, dict[str, Any]] = {}      # target key -> latest run
         self.family_counts: dict[str, dict[str, dict[str, int]]] = {}  # run key -> family -> counts
+        # filled by collect_runs (one action) and collect_clause_outcomes (one action): every
+        # section below is finished in Python from these, bounded by runs x (sections + clauses)
+        self.sections: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+        self.no_clause: dict[tuple[str, str, str, str], int] = {}
+        self.any_unknown_case = False
+        self.outcomes: list[dict[str, Any]] = []   # one per (run, clause)
 
     # ------------------------------------------------------------------ runs and targets
 
     def collect_runs(self) -> list[dict[str, Any]]:
+        """The run table, from one action grouped by (run, section): the same rows give each
+        latest run's counts by section (``verdict_counts``), the cases citing no clause
+        (``matrix``) and whether any case id is unknown, bounded by runs x sections."""
         from pyspark.sql import functions as F
 
+        fmt = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
         end_micros = F.unix_micros(F.col("started_at")) + (F.coalesce(F.col("duration_s"), F.lit(0.0)) * 1e6).cast("long")
-        rows = self.cases.groupBy("run_id", "product", "version", "protocol").agg(
-            F.date_format(F.min("started_at"), "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").alias("started_at"),
-            F.date_format(F.timestamp_micros(F.max(end_micros)), "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").alias("ended_at"),
+        rows = self.cases.groupBy("run_id", "product", "version", "protocol", "section", "section_title").agg(
+            F.date_format(F.min("started_at"), fmt).alias("started_at"),
+            F.date_format(F.timestamp_micros(F.max(end_micros)), fmt).alias("ended_at"),
             F.count(F.lit(1)).alias("cases"),
             F.sum(F.coalesce(F.col("duration_s"), F.lit(0.0))).alias("duration_s"),
             F.first("target_url", ignorenulls=True).alias("target_url"),
@@ -129,20 +139,45 @@ class Aggregator:
             F.max("platform").alias("platform"),
             F.sum(F.col("is_deviation").cast("int")).alias("deviations"),
             F.max("suite_schema").alias("suite_schema"),
+            F.sum(F.col("clause").isNull().cast("int")).alias("no_clause"),
+            F.sum((~F.col("case_known")).cast("int")).alias("unknown_cases"),
             *_verdict_sums(),
         ).collect()
-        runs = []
+        merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.sections = {}
         for row in rows:
-            runs.append({
-                "run_id": row["run_id"], "key": target_key(row["product"], row["version"], row["protocol"]),
-                "product": row["product"], "version": row["version"], "protocol": row["protocol"],
-                "platform": row["platform"], "target_url": row["target_url"],
-                "seed": int(row["seed"]) if row["seed"] is not None else None,
-                "started_at": _iso(row["started_at"]), "ended_at": _iso(row["ended_at"]),
-                "cases": int(row["cases"]), "duration_s": round(float(row["duration_s"] or 0.0), 3),
-                "verdicts": _verdicts_of(row), "deviations": int(row["deviations"] or 0),
-                "suite_schema": row["suite_schema"],
-            })
+            ident = (row["run_id"], row["product"], row["version"], row["protocol"])
+            run = merged.get(ident)
+            if run is None:
+                run = merged[ident] = {
+                    "run_id": row["run_id"], "key": target_key(row["product"], row["version"], row["protocol"]),
+                    "product": row["product"], "version": row["version"], "protocol": row["protocol"],
+                    "platform": None, "target_url": None, "seed": None, "started_at": None, "ended_at": None,
+                    "cases": 0, "duration_s": 0.0, "verdicts": {v: 0 for v in VERDICTS}, "deviations": 0,
+                    "suite_schema": None}
+            # min, max and sums of the sections are those of the run; "first non-null" as well
+            for name, pick in (("started_at", min), ("ended_at", max), ("platform", max), ("suite_schema", max)):
+                if row[name] is not None:
+                    run[name] = row[name] if run[name] is None else pick(run[name], row[name])
+            for name in ("target_url", "seed"):
+                if run[name] is None:
+                    run[name] = row[name]
+            run["cases"] += int(row["cases"])
+            run["duration_s"] += float(row["duration_s"] or 0.0)
+            run["deviations"] += int(row["deviations"] or 0)
+            for v, n in _verdicts_of(row).items():
+                run["verdicts"][v] += n
+            self.no_clause[ident] = self.no_clause.get(ident, 0) + int(row["no_clause"] or 0)
+            self.any_unknown_case = self.any_unknown_case or bool(row["unknown_cases"])
+            self.sections.setdefault(ident, []).append(
+                {"section": row["section"], "section_title": row["section_title"], "cases": int(row["cases"]),
+                 "verdicts": _verdicts_of(row)})
+        runs = []
+        for run in merged.values():
+            run["seed"] = int(run["seed"]) if run["seed"] is not None else None
+            run["started_at"], run["ended_at"] = _iso(run["started_at"]), _iso(run["ended_at"])
+            run["duration_s"] = round(run["duration_s"], 3)
+            runs.append(run)
         runs.sort(key=lambda r: (r["key"], r["started_at"] or "", r["run_id"]))
         self.runs = runs
         for run in runs:   # sorted by time within a key: the last one wins
@@ -180,22 +215,10 @@ class Aggregator:
     # ------------------------------------------------------------------ verdicts and compliance
 
     def verdict_counts(self) -> list[dict[str, Any]]:
-        from pyspark.sql import functions as F
-
-        keys = self._latest_keys()
-        if not keys:
-            return []
-        rows = self.cases.where(_run_key_col().isin(keys)).groupBy(
-            "run_id", "product", "version", "protocol", "section", "section_title").agg(
-            F.count(F.lit(1)).alias("cases"), *_verdict_sums()).collect()
-        sections: dict[str, list[dict[str, Any]]] = {}
-        for row in rows:
-            key = target_key(row["product"], row["version"], row["protocol"])
-            sections.setdefault(key, []).append({"section": row["section"], "section_title": row["section_title"],
-                                                 "cases": int(row["cases"]), "verdicts": _verdicts_of(row)})
         out = []
         for key, run in self.latest.items():
-            secs = sorted(sections.get(key, []), key=lambda s: _section_key(s["section"]))
+            ident = (run["run_id"], run["product"], run["version"], run["protocol"])
+            secs = sorted(self.sections.get(ident, []), key=lambda s: _section_key(s["section"]))
             out.append({"key": key, "product": run["product"], "version": run["version"],
                         "protocol": run["protocol"], "run_id": run["run_id"], "cases": run["cases"],
                         "verdicts": dict(run["verdicts"]), "deviations": run["deviations"], "by_section": secs})
@@ -212,26 +235,28 @@ class Aggregator:
             F.max(fail.cast("int")).alias("failed"),
             F.max((fail & ~F.col("is_deviation")).cast("int")).alias("failed_undocumented"),
             F.max(cv.isin("passed", "informational").cast("int")).alias("passed"),
+            F.max(F.col("clause_known").cast("int")).alias("known"),
+            F.count(F.lit(1)).alias("rows"),
         ).select("*", F.when(F.col("failed") == 1, "failed").when(F.col("passed") == 1, "passed")
                  .otherwise("undecided").alias("outcome"))
 
     def collect_family_counts(self) -> None:
-        """Clause outcomes by family for every run (compliance and history use them)."""
-        from pyspark.sql import functions as F
-
-        rows = self._clause_outcomes().groupBy("run_id", "product", "version", "protocol", "family").agg(
-            F.sum((F.col("outcome") == "passed").cast("int")).alias("passed"),
-            F.sum((F.col("outcome") == "failed").cast("int")).alias("failed"),
-            F.sum((F.col("outcome") == "undecided").cast("int")).alias("undecided"),
-            F.sum(((F.col("outcome") == "failed") & (F.col("failed_undocumented") == 0)).cast("int")).alias("documented"),
-        ).collect()
+        """Clause outcomes of every run, collected once (bounded by runs x clauses): the
+        compliance by family, the history, the matrix and the unknown clauses come from them."""
+        self.outcomes = [row.asDict() for row in self._clause_outcomes().collect()]
         counts: dict[str, dict[str, dict[str, int]]] = {}
-        for row in rows:
+        for row in self.outcomes:
             key = SEP.join((row["run_id"], row["product"], row["version"], row["protocol"]))
-            counts.setdefault(key, {})[row["family"]] = {
-                "passed": int(row["passed"]), "failed": int(row["failed"]), "undecided": int(row["undecided"]),
-                "documented": int(row["documented"])}
+            fam = counts.setdefault(key, {}).setdefault(
+                row["family"], {"passed": 0, "failed": 0, "undecided": 0, "documented": 0})
+            fam[row["outcome"]] += 1
+            if row["outcome"] == "failed" and row["failed_undocumented"] == 0:
+                fam["documented"] += 1
         self.family_counts = counts
+
+    def results_rows(self) -> int:
+        """Rows of the dataset: one per (record, clause), one for a record citing none."""
+        return sum(int(r["rows"]) for r in self.outcomes) + sum(self.no_clause.values())
 
     def _levels(self, run: dict[str, Any]) -> dict[str, dict[str, Any]]:
         counts = self.family_counts.get(_run_key(run), {})
@@ -255,21 +280,21 @@ class Aggregator:
         return self._in_target_order(out)
 
     def matrix(self, targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from pyspark.sql import functions as F
-
-        keys = self._latest_keys()
+        keys = set(self._latest_keys())
         if not keys:
             return []
-        outcome = self._clause_outcomes().where(_run_key_col().isin(keys))
         cells: dict[str, dict[str, dict[str, str]]] = {}   # protocol -> clause -> target key -> outcome
         families: dict[str, str] = {}
-        for row in outcome.select("product", "version", "protocol", "clause", "family", "outcome").collect():
+        for row in self.outcomes:
+            if SEP.join((row["run_id"], row["product"], row["version"], row["protocol"])) not in keys:
+                continue
             key = target_key(row["product"], row["version"], row["protocol"])
             cells.setdefault(row["protocol"], {}).setdefault(row["clause"], {})[key] = row["outcome"]
             families[row["clause"]] = row["family"]
-        no_clause = {row["protocol"]: int(row["n"]) for row in self.cases.where(
-            _run_key_col().isin(keys) & F.col("clause").isNull()).groupBy("protocol").agg(
-            F.count(F.lit(1)).alias("n")).collect()}
+        no_clause: dict[str, int] = {}
+        for ident, n in self.no_clause.items():
+            if n and SEP.join(ident) in keys:
+                no_clause[ident[3]] = no_clause.get(ident[3], 0) + n
         out = []
         for protocol in sorted(set(cells) | set(no_clause)):
             columns = [t["key"] for t in targets if t["protocol"] == protocol]
@@ -366,6 +391,10 @@ class Aggregator:
     def flaky(self) -> tuple[list[dict[str, Any]], int]:
         from pyspark.sql import functions as F
 
+        # a case differs across runs only in a target with two runs or more (a run holds each
+        # case once): without one, there is nothing to ask Spark
+        if all(n < 2 for n in _count_by(r["key"] for r in self.runs).values()):
+            return [], 0
         seq = F.struct(_ts("started_at").alias("started_at"), F.col("run_id"), F.col("verdict"))
         groups = self.cases.groupBy("product", "version", "protocol", "case").agg(
             F.countDistinct("verdict").alias("distinct"), F.count(F.lit(1)).alias("runs"), *_verdict_sums(),
@@ -428,12 +457,16 @@ class Aggregator:
     def unknown(self) -> dict[str, list[dict[str, Any]]]:
         from pyspark.sql import functions as F
 
-        cases = self.cases.where(~F.col("case_known")).groupBy("case", "protocol").agg(
-            F.count(F.lit(1)).alias("records")).orderBy("case").collect()
-        clauses = self.results.where(F.col("clause_known") == False).groupBy("clause").agg(  # noqa: E712
-            F.count(F.lit(1)).alias("records")).orderBy("clause").collect()
+        cases = []
+        if self.any_unknown_case:
+            cases = self.cases.where(~F.col("case_known")).groupBy("case", "protocol").agg(
+                F.count(F.lit(1)).alias("records")).orderBy("case").collect()
+        clauses: dict[str, int] = {}
+        for row in self.outcomes:
+            if row["known"] == 0:
+                clauses[row["clause"]] = clauses.get(row["clause"], 0) + int(row["rows"])
         return {"cases": [{"case": r["case"], "protocol": r["protocol"], "records": int(r["records"])} for r in cases],
-                "clauses": [{"clause": r["clause"], "records": int(r["records"])} for r in clauses]}
+                "clauses": [{"clause": c, "records": n} for c, n in sorted(clauses.items())]}
 
     def clause_texts(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         from amqpspec import clauses
@@ -451,6 +484,13 @@ class Aggregator:
 
     def _in_target_order(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return sorted(items, key=lambda t: (t["protocol"], t["product"].lower(), _version_key(t["version"])))
+
+
+def _count_by(keys: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k in keys:
+        out[k] = out.get(k, 0) + 1
+    return out
 
 
 def _section_key(section: str | None) -> tuple[Any, ...]:

@@ -151,16 +151,23 @@ def stage(parsed: "DataFrame") -> "DataFrame":
     return staged.select("*", dup_rank.alias("dup_rank"), first_at.alias("first_at"))
 
 
-def bad_lines(staged: "DataFrame") -> "DataFrame":
-    """Lines not taken as they were: skipped, duplicate, or kept with fields emptied."""
+def bad_lines(staged: "DataFrame", keep_all: bool = False) -> "DataFrame":
+    """Lines not taken as they were: skipped, duplicate, or kept with fields emptied.
+
+    ``keep_all`` keeps every line, with a ``bad`` flag and the columns that tell a taken
+    record (``r``, ``status``, ``dup_rank``): one pass then counts both (job._inputs_section).
+    """
     from pyspark.sql import functions as F
 
-    dup = F.col("dup_rank") > 1
+    dup = F.coalesce(F.col("dup_rank") > 1, F.lit(False))
+    is_bad = dup | (F.col("status") != "ok")
     reason = F.when(dup, F.concat(F.lit("duplicate record: same run_id and case as "), F.col("first_at"))) \
         .otherwise(F.col("reason"))
     action = F.when(dup | (F.col("status") == "skipped"), "skipped").otherwise("kept")
-    return staged.where(dup | (F.col("status") != "ok")).select(
-        "source_file", "source_line", reason.alias("reason"), action.alias("action"), "excerpt")
+    columns = ["source_file", "source_line", reason.alias("reason"), action.alias("action"), "excerpt"]
+    if keep_all:
+        return staged.select(*columns, is_bad.alias("bad"), "r", "status", "dup_rank")
+    return staged.where(is_bad).select(*columns)
 
 
 def result_rows(staged: "DataFrame", catalog: Catalog) -> "DataFrame":
@@ -287,9 +294,13 @@ def finding_rows(parsed: "DataFrame") -> "DataFrame":
     )
 
 
-def bad_findings(parsed: "DataFrame") -> "DataFrame":
+def bad_findings(parsed: "DataFrame", keep_all: bool = False) -> "DataFrame":
+    """Finding files not taken as they were; ``keep_all`` as in ``bad_lines``."""
     from pyspark.sql import functions as F
 
-    return parsed.where(F.col("status") != "ok").select(
-        "source_file", F.lit(None).cast("int").alias("source_line"), "reason",
-        F.when(F.col("status") == "skipped", "skipped").otherwise("kept").alias("action"), "excerpt")
+    is_bad = F.col("status") != "ok"
+    columns = ["source_file", F.lit(None).cast("int").alias("source_line"), "reason",
+               F.when(F.col("status") == "skipped", "skipped").otherwise("kept").alias("action"), "excerpt"]
+    if keep_all:
+        return parsed.select(*columns, is_bad.alias("bad"), "status")
+    return parsed.where(is_bad).select(*columns)

@@ -42,6 +42,14 @@ BUNDLE_KIND = "amqpspec-report-bundle"
 _URL_PASSWORD = re.compile(r"(://[^/:@\s]*):[^@/\s]*@")
 
 
+def _keep() -> Any:
+    """How a table read more than once is kept: in memory, spilling to disk (a cluster's
+    millions of rows too), so its plan runs once."""
+    from pyspark import StorageLevel
+
+    return StorageLevel.MEMORY_AND_DISK
+
+
 @dataclass
 class JobResult:
     """What the job wrote, for the CLI to report and the renderer to read."""
@@ -123,7 +131,6 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             spark = create_session(master, conf, input_bytes=ingest.input_bytes(inputs))
         catalog = catalog_loader.result()
     token = uuid.uuid4().hex[:12]
-    staging = out / f".staging-{token}"
     tmp_dataset = out / f".dataset-{token}"
     final_dataset = out / "dataset"
     try:
@@ -131,41 +138,39 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
         finding_files = inputs.of_kind("findings")
         log(f"reading {len(result_files)} result files and {len(finding_files)} finding files ...")
         with stages.stage("dataset_s", "read the input, write the dataset"):
-            if result_files:
-                staged = ds.stage(ingest.read_results(spark, result_files))
-                staged.write.mode("overwrite").parquet(str(staging / "records"))
-            staged = spark.read.parquet(str(staging / "records")) if result_files else None
+            # the input is parsed once and kept (memory, spilling to disk) for everything read
+            # from it: the dataset, the list of skipped input, the per-file counts
+            staged = ds.stage(ingest.read_results(spark, result_files)).persist(_keep()) if result_files else None
             rows = ds.result_rows(staged, catalog) if staged is not None else None
             if rows is None:
                 rows = _empty(spark, _rows_schema(spark, catalog))
+            rows = rows.persist(_keep())   # the aggregates read it again: no re-parse, no Parquet read back
             rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
             if finding_files:
-                parsed_findings = ingest.read_findings(spark, finding_files).cache()
-                ds.finding_rows(parsed_findings).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
+                parsed_findings = ingest.read_findings(spark, finding_files).persist(_keep())
+                findings_df = ds.finding_rows(parsed_findings).persist(_keep())
             else:
                 parsed_findings = None
-                _empty(spark, _findings_schema(spark)).write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
+                findings_df = _empty(spark, _findings_schema(spark))
+            findings_df.write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
 
         with stages.stage("validation_report_s", "list the skipped input"):
-            bad_df = None
-            if staged is not None:
-                bad_df = ds.bad_lines(staged).withColumn("kind", _lit("results"))
-            if parsed_findings is not None:
-                fb = ds.bad_findings(parsed_findings).withColumn("kind", _lit("findings"))
-                bad_df = fb if bad_df is None else bad_df.unionByName(fb)
-            inputs_section = _inputs_section(inputs, staged, parsed_findings, bad_df, limits)
+            inputs_section = _inputs_section(inputs, staged, parsed_findings, limits)
             if parsed_findings is not None:
                 parsed_findings.unpersist()
+            if staged is not None:
+                staged.unpersist()
 
         # the dataset is complete: put it in place, then aggregate from it
         _swap_in(tmp_dataset, final_dataset)
         with stages.stage("aggregates_s", "aggregate"):
-            results_df = spark.read.parquet(str(final_dataset / "results"))
-            findings_df = spark.read.parquet(str(final_dataset / "findings"))
-            bundle = _bundle(results_df, findings_df, catalog, limits, inputs_section, spark)
+            bundle = _bundle(rows, findings_df if finding_files else None, catalog, limits, inputs_section, spark)
+            if finding_files:
+                findings_df.unpersist()
 
         with stages.stage("junit_s", "write JUnit"):
-            junit_paths = _write_junit(results_df, bundle, out, strict) if junit else []
+            junit_paths = _write_junit(rows, bundle, out, strict) if junit else []
+            rows.unpersist()
             bundle["junit"] = [{"key": k, "run_id": r, "path": p.relative_to(out).as_posix()}
                                for k, r, p in junit_paths]
         seconds = round(time.monotonic() - t_start, 2)
@@ -175,7 +180,6 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
         return JobResult(out, bundle_path, final_dataset, [p for _, _, p in junit_paths], bundle, seconds,
                          stages.timings)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(tmp_dataset, ignore_errors=True)
         if own_session:
             spark.stop()
@@ -241,8 +245,12 @@ def _swap_in(tmp: Path, final: Path) -> None:
 
 
 def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings: "DataFrame | None",
-                    bad_df: "DataFrame | None", limits: agg.Limits) -> dict[str, Any]:
-    """The ``inputs`` part of the bundle: per-file counts, every bad entry (capped), warnings."""
+                    limits: agg.Limits) -> dict[str, Any]:
+    """The ``inputs`` part of the bundle: per-file counts, every bad entry (capped), warnings.
+
+    One grouped action per input kind counts everything (bounded by files x schema versions x
+    reasons); the bad lines themselves are listed by a second one, only when there are some.
+    """
     from pyspark.sql import functions as F
 
     from amqpspec.result import RESULT_SCHEMA_VERSION
@@ -252,19 +260,42 @@ def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings:
         shown[_spark_path(f)] = f.path
     per_file: dict[str, dict[str, int]] = {}
     schemas: dict[str, int] = {}
+    bad_counts: list[tuple[str, str, int]] = []   # (reason key, action, count)
+    listings: list["DataFrame"] = []
+    reason_key = F.regexp_extract("reason", r"^[^:]*", 0)
     if staged is not None:
         taken = (F.col("status") != "skipped") & (F.col("dup_rank") == 1)
-        for row in staged.groupBy("source_file").agg(
-                F.sum(taken.cast("int")).alias("records"),
-                F.sum((~taken | (F.col("status") == "kept")).cast("int")).alias("bad")).collect():
-            per_file[row["source_file"]] = {"records": int(row["records"] or 0), "bad": int(row["bad"] or 0)}
-        for row in staged.where(taken).groupBy(F.col("r.schema").alias("schema")).count().collect():
-            schemas[str(row["schema"]) if row["schema"] is not None else "unknown"] = int(row["count"])
+        bad = ds.bad_lines(staged, keep_all=True)
+        grouped = bad.groupBy("source_file", F.when(taken, F.col("r.schema")).alias("schema"),
+                              F.when(F.col("bad"), reason_key).alias("key"), "action").agg(
+            F.sum(taken.cast("int")).alias("records"), F.count(F.lit(1)).alias("n"))
+        for row in grouped.collect():
+            counts = per_file.setdefault(row["source_file"], {"records": 0, "bad": 0})
+            records = int(row["records"] or 0)
+            counts["records"] += records
+            if row["key"] is not None:
+                counts["bad"] += int(row["n"])
+                bad_counts.append((row["key"], row["action"], int(row["n"])))
+            if records:
+                name = str(row["schema"]) if row["schema"] is not None else "unknown"
+                schemas[name] = schemas.get(name, 0) + records
+        if any(c["bad"] for c in per_file.values()):
+            listings.append(bad.where(F.col("bad")).drop("bad", "r", "status", "dup_rank")
+                            .withColumn("kind", F.lit("results")))
     if findings is not None:
-        for row in findings.groupBy("source_file").agg(
-                F.sum((F.col("status") != "skipped").cast("int")).alias("records"),
-                F.sum((F.col("status") != "ok").cast("int")).alias("bad")).collect():
-            per_file[row["source_file"]] = {"records": int(row["records"] or 0), "bad": int(row["bad"] or 0)}
+        fb = ds.bad_findings(findings, keep_all=True)
+        grouped = fb.groupBy("source_file", F.when(F.col("bad"), reason_key).alias("key"), "action").agg(
+            F.sum((F.col("status") != "skipped").cast("int")).alias("records"), F.count(F.lit(1)).alias("n"))
+        found_bad = False
+        for row in grouped.collect():
+            counts = per_file.setdefault(row["source_file"], {"records": 0, "bad": 0})
+            counts["records"] += int(row["records"] or 0)
+            if row["key"] is not None:
+                found_bad = True
+                counts["bad"] += int(row["n"])
+                bad_counts.append((row["key"], row["action"], int(row["n"])))
+        if found_bad:
+            listings.append(fb.where(F.col("bad")).drop("bad", "status").withColumn("kind", F.lit("findings")))
 
     bad: list[dict[str, Any]] = [b.to_json() for b in inputs.bad]
     by_reason: dict[str, int] = {}
@@ -272,19 +303,18 @@ def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings:
         by_reason[_reason_key(b.reason)] = by_reason.get(_reason_key(b.reason), 0) + 1
     bad_total = len(inputs.bad)
     skipped_total = len(inputs.bad)
-    if bad_df is not None:
-        bad_df = bad_df.cache()
-        for row in bad_df.groupBy(F.regexp_extract("reason", r"^[^:]*", 0).alias("key"), "action").count().collect():
-            by_reason[row["key"]] = by_reason.get(row["key"], 0) + int(row["count"])
-            bad_total += int(row["count"])
-            if row["action"] == "skipped":
-                skipped_total += int(row["count"])
+    for key, action, n in bad_counts:
+        by_reason[key] = by_reason.get(key, 0) + n
+        bad_total += n
+        if action == "skipped":
+            skipped_total += n
+    if listings:
+        bad_df = listings[0] if len(listings) == 1 else listings[0].unionByName(listings[1])
         room = max(0, limits.bad - len(bad))
         for row in bad_df.orderBy("source_file", "source_line").limit(room).collect():
             bad.append({"path": shown.get(row["source_file"], row["source_file"]), "line": row["source_line"],
                         "kind": row["kind"], "reason": row["reason"], "action": row["action"],
                         "excerpt": _clean_excerpt(row["excerpt"])})
-        bad_df.unpersist()
 
     files = []
     records = found = 0
@@ -356,7 +386,7 @@ def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, li
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "amqpspec_version": __version__,
         "spark": {},
-        "dataset": {"dir": "dataset", "results_rows": results.count(), "case_results": case_results,
+        "dataset": {"dir": "dataset", "results_rows": a.results_rows(), "case_results": case_results,
                     "findings": findings_summary["total"]},
         "inputs": inputs_section,
         "targets": targets,
