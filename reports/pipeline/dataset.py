@@ -10,10 +10,11 @@ Cleaning happens here, once, so every aggregate and every user query sees the sa
   older suite version) are kept and flagged, never dropped: the level of an unknown clause is
   null and its family ``UNKNOWN``;
 - a case citing several clauses gets one row per clause with the verdict of the checks that
-  cite that clause (``clause_verdict``; a check citing no clause counts for all of them; a clause
-  no check cites, while checks decided the others, is passed: nothing observed contradicts it;
+  cite that clause (``clause_verdict``). A check counts only against the clauses it cites: one
+  citing none counts for no clause (its verdict stands on the case's own ``verdict``). A clause
+  no check cites, while checks decided something, is passed: nothing observed contradicts it;
   a skipped or errored case, or one whose verdict no check explains, such as a broker that
-  stopped serving after it, gives its verdict to every clause); a case citing none gets one
+  stopped serving after it, gives its verdict to every clause; a case citing none gets one
   row with clause null.
 
 The catalog goes into the plan as two small broadcast tables built from literals: no
@@ -190,8 +191,8 @@ def result_rows(staged: "DataFrame", catalog: Catalog) -> "DataFrame":
     def check_rank(c: "Column") -> "Column":
         return _severity(F.lower(F.trim(c["verdict"])))
 
-    relevant = F.filter(checks, lambda c: (F.size(F.coalesce(c["clauses"], F.array().cast("array<string>"))) == 0)
-                        | F.array_contains(c["clauses"], clause))
+    # DESIGN: every check counts only against the clauses it cites (none: against no clause)
+    relevant = F.filter(checks, lambda c: F.coalesce(F.array_contains(c["clauses"], clause), F.lit(False)))
     rel_max = F.aggregate(relevant, F.lit(-1), lambda acc, c: F.greatest(acc, check_rank(c)))
     all_max = F.aggregate(checks, F.lit(-1), lambda acc, c: F.greatest(acc, check_rank(c)))
     clause_verdict = (F.when(verdict.isin("skipped", "error") | clause.isNull(), verdict)

@@ -128,3 +128,25 @@ def test_liveness_failure_fails_every_clause_of_the_case(spark, tmp_path):
     path.write_text(json.dumps(dead) + "\n", encoding="utf-8")
     rows, _ = build(spark, [path])
     assert {r["clause_verdict"] for r in rows} == {"failed"}
+
+
+def test_a_check_citing_no_clause_counts_against_no_clause(spark, tmp_path):
+    """DESIGN: every check counts only against the clauses it cites. A case whose only failing
+    check cites nothing keeps its failed verdict, but none of its clauses is booked as failed."""
+    rec = next(r for r in records("garagemq-091.jsonl") if len(r["clauses"]) >= 2)
+    a, b = rec["clauses"][:2]
+
+    def check(clauses: list[str], verdict: str) -> dict:
+        return {"description": "a check", "clauses": clauses, "verdict": verdict, "expected": "", "observed": ""}
+
+    uncited = dict(rec, case=rec["case"], clauses=[a, b], verdict="failed",
+                   evidence=dict(rec["evidence"], checks=[check([], "failed"), check([a], "passed")]))
+    cited = dict(rec, case=rec["case"] + "-cited", clauses=[a, b], verdict="failed",
+                 evidence=dict(rec["evidence"], checks=[check([a], "failed"), check([], "passed")]))
+    path = tmp_path / "checks.jsonl"
+    path.write_text(json.dumps(uncited) + "\n" + json.dumps(cited) + "\n", encoding="utf-8")
+    rows, bad = build(spark, [path])
+    assert not bad
+    got = {(r["case"], r["clause"]): (r["verdict"], r["clause_verdict"]) for r in rows}
+    assert got == {(uncited["case"], a): ("failed", "passed"), (uncited["case"], b): ("failed", "passed"),
+                   (cited["case"], a): ("failed", "failed"), (cited["case"], b): ("failed", "passed")}

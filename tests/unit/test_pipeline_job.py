@@ -137,7 +137,7 @@ def _clause_outcomes(recs: list[dict]) -> dict[str, str]:
         checks = rec["evidence"]["checks"]
         all_max = max((rank[c["verdict"]] for c in checks), default=-1)
         for clause in rec["clauses"]:
-            rel = [rank[c["verdict"]] for c in checks if not c["clauses"] or clause in c["clauses"]]
+            rel = [rank[c["verdict"]] for c in checks if clause in (c["clauses"] or [])]   # cites it
             if rec["verdict"] in ("skipped", "error") or rank[rec["verdict"]] > all_max:
                 v = rec["verdict"]
             elif rel:
