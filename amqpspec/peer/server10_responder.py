@@ -238,6 +238,8 @@ class Responder10:
         fields.update(overrides)
         if "incoming_window" in fields:
             s.incoming_window = int(fields["incoming_window"])
+        if "next_outgoing_id" in fields:   # our transfer ids start there (2.5.6: an arbitrary value)
+            s.next_outgoing_id = s.initial_outgoing_id = int(fields["next_outgoing_id"])
         self.peer.send(s.begin_frame(**fields))
         return cs
 

@@ -35,6 +35,7 @@ FAULTS = (
     "content-type", "sasl-hostname", "no-multi-frame", "empty-on-1", "big-open", "no-wait-close", "ignore-attach",
     # hostile: the server role must stay bounded and decide (tests/unit/test_server10_hostile.py)
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
+    "no-next-incoming-id", "session-flow-with-credit",
 )
 HANDLE_MAX = 100
 MAX_FRAME = 65536
@@ -378,8 +379,9 @@ class Client:
             dc = 0 if self.bad == "delivery-count-zero" else lk["remote_dc"]
             fields = dict(delivery_count=dc, link_credit=lk["credit"] if credit is None else credit)
             lk["credit"] = fields["link_credit"]
+        seen_begin = self.remote_begin is not None and self.bad != "no-next-incoming-id"
         self.send(AMQPFrame(self.channel, spec.Flow(
-            next_incoming_id=self.next_incoming_id if self.remote_begin is not None else None, incoming_window=1000,
+            next_incoming_id=self.next_incoming_id if seen_begin else None, incoming_window=1000,
             next_outgoing_id=self.next_outgoing_id, outgoing_window=1000, handle=handle, **fields)))
 
     def on_transfer(self, item: AMQPFrame) -> None:
@@ -510,6 +512,10 @@ def run(url: str, workload: str, opts: dict[str, str]) -> int:
                 mine = [d for d in c.deliveries if d[0] == h]
                 _, text, did, settled = mine[n - 1]
                 emit("delivered", n=n, body=text, redelivered=False)
+                # the session window, kept open with a flow about the session alone (no link fields)
+                extra = dict(link_credit=7) if c.bad == "session-flow-with-credit" else {}
+                c.send(AMQPFrame(c.channel, spec.Flow(next_incoming_id=c.next_incoming_id, incoming_window=1000,
+                                                      next_outgoing_id=c.next_outgoing_id, outgoing_window=1000, **extra)))
                 if not settled and opts.get("ack", "true") == "true":
                     c.send(AMQPFrame(c.channel, spec.Disposition(role=RECEIVER, first=did, settled=c.bad != "no-settle",
                                                                  state=spec.Accepted())))

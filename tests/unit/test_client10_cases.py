@@ -77,6 +77,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.5.6/client-window-of-one": ("ignore-window", "failed"),
     "2.7.5/client-multi-frame-transfers": ("no-tag", "failed"),
     "2.7.1/client-frames-fit-before-open": ("big-open", "failed"),
+    "2.7.4/client-flow-next-incoming-id": ("no-next-incoming-id", "failed"),
+    "2.7.4/client-session-flow-without-link-fields": ("session-flow-with-credit", "failed"),
 }
 
 
