@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from amqpspec import brokerops
 from amqpspec.case import CaseSpec, Context
+from amqpspec.errors import AmqpspecError
 from amqpspec.result import Result, Verdict
 from amqpspec.runner import RunOptions, Runner
 from amqpspec.target import Target
@@ -231,7 +232,10 @@ def run_all(url: str, protocol: str, cases: list[CaseSpec], *, jobs: int, budget
     real = Target.parse(url)
     if real.tls:
         raise SystemExit("the mutating proxy reads the broker's frames: give an amqp:// URL, not amqps://")
-    info = brokerops.probe(real, protocol)
+    try:
+        info = brokerops.probe(real, protocol)
+    except AmqpspecError as exc:   # no broker there: one line, not a traceback
+        raise SystemExit(f"bench.mutation: {exc}") from None
     keeper = Keeper(real, protocol, restart) if restart else None
     todo: queue.Queue[CaseSpec] = queue.Queue()
     for c in cases:
