@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from amqpspec.case import Context, case
 from amqpspec.peer.server091 import server_properties
-from amqpspec.client.session import play
+from amqpspec.client.session import client_target, play
 from amqpspec.peer.amqp091 import UnexpectedReply
 from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
 from ._client import open_conversation
 
 REQUIRED = ("product", "version", "platform")
+RESPONSE = ("A block of opaque data passed to the security mechanism. The contents of this data are defined by "
+            "the SASL security mechanism.")
 LOCALE = "A single message locale selected by the client, which must be one of those specified by the server."
 
 
@@ -112,5 +114,28 @@ def locale_from_offer(ctx: Context) -> None:
     chosen = str(p.peer.negotiated.start_ok.locale)  # type: ignore[union-attr]
     ctx.record(chosen == "en_US", expected="locale en_US (the only one offered)", observed=f"locale {chosen!r}",
                guideline=LOCALE)
+    p.serve()
+    p.finish()
+
+
+@case("amqp091/connection.start-ok/plain-response", role="client",
+      title="offered PLAIN only, the client's response is the SASL PLAIN message of its URL's user and password",
+      guideline=RESPONSE)
+def plain_response(ctx: Context) -> None:
+    """SASL PLAIN (RFC 4616): [authzid] NUL authcid NUL passwd. The password is compared, never shown."""
+    p = open_conversation(ctx, "connect", handshake={"mechanisms": b"PLAIN"})
+    ok_ = p.peer.negotiated.start_ok
+    target = client_target(ctx)
+    response = bytes(ok_.response or b"") if ok_ is not None else b""  # type: ignore[arg-type]
+    parts = response.split(b"\0")
+    good = (str(ok_.mechanism) == "PLAIN" and len(parts) == 3 and parts[1] == target.username.encode()
+            and parts[2] == target.password.reveal().encode())
+    if target.serve_mode:  # the client brings credentials of its own: only the layout is known
+        good = str(ok_.mechanism) == "PLAIN" and len(parts) == 3
+    shown = (f"mechanism {str(ok_.mechanism)!r}, {len(parts)} NUL-separated part(s), user "
+             f"{parts[1][:40]!r} , password {'as given' if len(parts) == 3 and parts[2] == target.password.reveal().encode() else 'NOT as given'}"
+             if len(parts) >= 2 else f"mechanism {str(ok_.mechanism)!r}, a response of {len(response)} octets without the PLAIN layout")
+    ctx.record(good, expected=f"PLAIN with authzid empty or absent, user {target.username!r} and the URL's password",
+               observed=shown, guideline=RESPONSE)
     p.serve()
     p.finish()

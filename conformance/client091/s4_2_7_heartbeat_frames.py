@@ -19,6 +19,8 @@ from amqpspec.case import Context, Skip, case
 from amqpspec.verify import ConnectionException
 from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame, spec
 
+from amqpspec.client.session import play
+
 from ._client import QUICK, check, describe_errors, error_closes, open_conversation, unmet
 
 SEND_AT_INTERVALS = ("The peer should make a best effort to send heartbeats at specified intervals. Heartbeats can "
@@ -29,6 +31,8 @@ DETECT_SILENCE = ("If a peer detects no incoming traffic (i.e. received octets) 
                   "log an error.")
 DURING_CLOSE = ("Heartbeating should continue until the connection socket is closed, including during and after "
                 "Connection.Close/Close-Ok handshaking.")
+FROM_TUNE = ("The client should start sending heartbeats after receiving a Connection.Tune method, and start "
+             "monitoring heartbeats after receiving Connection.Open.")
 INTERVAL = 1
 
 
@@ -155,4 +159,39 @@ def heartbeats_during_close(ctx: Context) -> None:
                observed=f"longest silence {gap:.2f} s; " + obs.describe().replace("by broker", "by the client"),
                guideline=DURING_CLOSE)
     p.peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
+    p.finish()
+
+
+@case("amqp091/4.2.7/client-heartbeats-before-open-ok", role="client", timeout=12.0,
+      title="with a 1 s heartbeat, the client heartbeats while open-ok is held back 3 s (it starts after connection.tune)",
+      guideline=FROM_TUNE)
+def heartbeats_before_open_ok(ctx: Context) -> None:
+    p = play(ctx, "connect")
+    n = p.handshake(upto="tune-ok", heartbeat=INTERVAL)
+    if n.heartbeat == 0:
+        p.finish(0.2)
+        raise Skip("the client turned heartbeats off in tune-ok (heartbeat 0): no interval to keep")
+    p.peer.negotiated.open = p.peer.expect("connection.open", timeout=3.0).method  # type: ignore[assignment]
+    held = time.monotonic()
+    arrivals = [held]
+    closed = False
+    while time.monotonic() - held < 3.0:
+        if time.monotonic() - p.peer.last_sent >= n.heartbeat / 2:
+            p.peer.send(HeartbeatFrame(0))  # the server heartbeats from tune-ok on (4.2.7)
+        item = p.peer.recv(0.2)
+        if item is None:
+            continue
+        if not hasattr(item, "channel"):
+            closed = True
+            break
+        arrivals.append(time.monotonic())
+    arrivals.append(time.monotonic())
+    gap = max(b - a for a, b in zip(arrivals, arrivals[1:]))
+    ctx.record(gap < 2 * n.heartbeat, expected=f"traffic from the client at least every {2 * n.heartbeat} s before open-ok",
+               observed=f"longest silence {gap:.2f} s" + ("; the client closed the socket" if closed else ""),
+               guideline=FROM_TUNE)
+    if not closed:
+        p.peer.send(MethodFrame(0, spec.ConnectionOpenOk()))
+        p.peer.negotiated.opened, p.peer.stage = True, "open-ok"
+        p.serve()
     p.finish()

@@ -289,6 +289,8 @@ class Client:
         props = {} if "no-properties" in self.faults else {
             "product": "amqpspec scripted client", "version": "1", "platform": "Python",
             "capabilities": {"consumer_cancel_notify": True, "connection.blocked": True, "publisher_confirms": True}}
+        if "bad-field-name" in self.faults:
+            props["1-not-a-name"] = "x"
         offered = bytes(m.mechanisms).split() if isinstance(m.mechanisms, (bytes, bytearray)) else str(m.mechanisms).split()
         words = {w.decode() if isinstance(w, bytes) else w for w in offered}
         mech = "EXTERNAL" if "bad-mechanism" in self.faults else next((m for m in ("PLAIN", "AMQPLAIN") if m in words), "")
@@ -296,7 +298,10 @@ class Client:
             raise Fatal(silent=True, text="no usable SASL mechanism offered")
         locales = (bytes(m.locales).decode() if isinstance(m.locales, (bytes, bytearray)) else str(m.locales)).split()
         locale = "xx_XX" if "bad-locale" in self.faults else (locales[0] if locales else "en_US")
-        self.method(0, spec.ConnectionStartOk(props, mech, b"\0" + self.user.encode() + b"\0" + self.password.encode(), locale))
+        response = b"\0" + self.user.encode() + b"\0" + self.password.encode()
+        if "bad-sasl" in self.faults:
+            response = self.user.encode() + b":" + self.password.encode()
+        self.method(0, spec.ConnectionStartOk(props, mech, response, locale))
         tune = self.wait_for("connection.tune", 0, strict=True).method
         chmax = tune.channel_max or 2047
         fmax = tune.frame_max
@@ -307,11 +312,13 @@ class Client:
         if "small-frame-max" in self.faults:
             fmax = 1024
         hb = tune.heartbeat if requested_heartbeat is None else min(tune.heartbeat, requested_heartbeat)
-        self.channel_max, self.frame_max, self.heartbeat = chmax, fmax, hb
+        self.channel_max, self.frame_max = chmax, fmax
+        self.heartbeat = 0 if "late-heartbeats" in self.faults else hb  # from tune on (4.2.7)
         self.method(0, spec.ConnectionTuneOk(chmax, fmax, hb))
         self.reader.max_payload = (fmax - 8) if fmax else (16 << 20)
         self.method(1 if "open-on-channel-1" in self.faults else 0, spec.ConnectionOpen("/", "", False))
         self.wait_for("connection.open-ok", 0, strict=True)
+        self.heartbeat = hb
         self.opened = True
         emit("connected")
 

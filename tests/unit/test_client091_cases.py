@@ -92,6 +92,9 @@ FAULTS = {
     "amqp091/4.2.6.1/client-content-header-matches-method": "content-on-channel-zero",
     "amqp091/4.2.6.1/client-header-weight-zero": "header-weight",
     "amqp091/4.2.6.1/client-body-size-is-sum-of-frames": "wrong-body-size",
+    "amqp091/4.2.5.5/client-field-names-valid": "bad-field-name",
+    "amqp091/4.2.7/client-heartbeats-before-open-ok": "late-heartbeats",
+    "amqp091/connection.start-ok/plain-response": "bad-sasl",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
