@@ -170,7 +170,9 @@ def expect(result: Run, **counts: int) -> list[str]:
     """Problems when a run that should complete did not, or counted other than expected."""
     problems = list(result.problems)
     if result.returncode != EXIT_DONE or not result.kinds or result.kinds[-1] != "done":
-        problems.append(f"did not complete: {result.summary()}; stderr: {result.stderr.strip()[-300:]!r}")
+        errors = [f"{e.get('type')}: {e.get('message')}" for e in result.events if e.get("event") == "error"]
+        problems.append(f"did not complete: {result.summary()}; error: {errors[-1] if errors else None!r}; "
+                        f"stderr: {result.stderr.strip()[-300:]!r}")
     for kind, wanted in counts.items():
         got = result.kinds.count(kind)
         if got != wanted:
@@ -348,7 +350,13 @@ def main(argv: list[str] | None = None) -> int:
         for driver, url, future in results:
             where = f"{urlsplit(url).hostname}:{urlsplit(url).port}"
             print(f"\n{driver.name} {version(driver)} ({driver.protocol}) against {where}")
-            for result, problems in future.result():
+            try:
+                outcomes = future.result()
+            except Exception as exc:  # noqa: BLE001 - a broker gone or a responder that failed: say so, go on
+                failures += 1
+                print(f"  FAIL        could not run: {type(exc).__name__}: {exc}")
+                continue
+            for result, problems in outcomes:
                 said = verdict(result, problems)
                 failures += said == "FAIL"
                 shown = " ".join(o for o in result.options if not o.startswith(("queue=", "address=", "timeout=5")))
