@@ -231,4 +231,29 @@ def waits_for_close(ctx: Context) -> None:
     p.finish()
 
 
+
+@case("amqp10/2.7.1/client-idle-time-out-too-small", role="client", timeout=10.0,
+      title="offered an idle-time-out of 1 ms the client either keeps it (steady traffic, no silence of 0.5 s) or closes with an error saying why",
+      clauses=("amqp10:2.7.1/10",))
+def idle_too_small(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=4, handshake={"idle_time_out": 1})
+    arrivals = [time.monotonic()]
+
+    def seen(_: object) -> bool:
+        arrivals.append(time.monotonic())
+        return False
+
+    obs = p.serve(2.0, stop=seen)
+    closes = named(obs.received, "close")
+    refused = bool(closes) and error_condition(closes[0].performative) is not None
+    if obs.end == "open":
+        arrivals.append(time.monotonic())
+    gap = max(b - a for a, b in zip(arrivals, arrivals[1:]))
+    kept = not closes and gap <= 0.5   # 1 ms cannot be kept to the letter: steady traffic is the sign
+    ctx.record(refused or kept, expected="close with an error (the time-out is too small), or traffic with no silence above 0.5 s",
+               observed=f"longest silence {gap:.2f} s; {client_closed(obs)}")
+    p.serve()
+    p.finish()
+
+
 __all__ = ["error"]

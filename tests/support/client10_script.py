@@ -35,8 +35,9 @@ FAULTS = (
     "content-type", "sasl-hostname", "no-multi-frame", "empty-on-1", "big-open", "no-wait-close", "ignore-attach",
     # hostile: the server role must stay bounded and decide (tests/unit/test_server10_hostile.py)
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
-    "no-next-incoming-id", "session-flow-with-credit",
+    "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
 )
+MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
 MAX_FRAME = 65536
 CHANNEL_MAX = 100
@@ -185,6 +186,11 @@ class Client:
         self.remote_max_frame = int(theirs.performative.value_of("max-frame-size"))
         idle = theirs.performative.idle_time_out
         self.remote_idle = 0.0 if idle is None or self.bad == "no-heartbeat" else int(idle) / 1000
+        if self.remote_idle and self.remote_idle < MIN_IDLE:
+            if self.bad == "accept-any-idle":
+                self.remote_idle = 0.0   # agrees silently, and keeps nothing
+            else:
+                self.fail_close("amqp:resource-limit-exceeded", f"idle-time-out {idle} ms is too small")
         emit("connected")
 
     def hostile(self) -> None:
@@ -517,7 +523,8 @@ def run(url: str, workload: str, opts: dict[str, str]) -> int:
                 c.send(AMQPFrame(c.channel, spec.Flow(next_incoming_id=c.next_incoming_id, incoming_window=1000,
                                                       next_outgoing_id=c.next_outgoing_id, outgoing_window=1000, **extra)))
                 if not settled and opts.get("ack", "true") == "true":
-                    c.send(AMQPFrame(c.channel, spec.Disposition(role=RECEIVER, first=did, settled=c.bad != "no-settle",
+                    role = SENDER if c.bad == "disposition-role-sender" else RECEIVER
+                    c.send(AMQPFrame(c.channel, spec.Disposition(role=role, first=did, settled=c.bad != "no-settle",
                                                                  state=spec.Accepted())))
                 if c.links[h]["credit"] <= 0 and n < count:
                     c.link_flow(h, int(opts.get("credit") or 5))

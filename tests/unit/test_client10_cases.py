@@ -79,6 +79,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.7.1/client-frames-fit-before-open": ("big-open", "failed"),
     "2.7.4/client-flow-next-incoming-id": ("no-next-incoming-id", "failed"),
     "2.7.4/client-session-flow-without-link-fields": ("session-flow-with-credit", "failed"),
+    "2.7.1/client-idle-time-out-too-small": ("accept-any-idle", "warning"),
+    "2.7.6/client-disposition-role": ("disposition-role-sender", "failed"),
 }
 
 
