@@ -256,4 +256,23 @@ def idle_too_small(ctx: Context) -> None:
     p.finish()
 
 
+
+@case("amqp10/2.4.3/nothing-after-answering-close", role="client",
+      title="after the close that answers the server's, the client writes nothing more",
+      clauses=("amqp10:2.4.3/2", "amqp10:2.4.5/8"))
+def nothing_after_answer(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=6, heartbeat=2)
+    p.serve(0.3)
+    p.peer.close_connection("amqp:connection:forced", "amqpspec closes the connection")
+    obs = p.serve(QUICK, stop=lambda f: performative_name(f) == "close")
+    if p.responder.client_close is None:
+        from ._client import unmet
+        unmet("the client's close answering ours", obs)
+    late = p.peer.observe(1.5, reply_close=False)
+    tail = [f for f in late.received]
+    ctx.record(not tail, expected="nothing after the client's close", observed=describe_frames(tail) if tail else
+               late.describe().replace("by broker", "by the client"))
+    p.finish()
+
+
 __all__ = ["error"]

@@ -9,11 +9,13 @@ session endpoint state" (2.5.6/2) -- with our begin's incoming-window 0 it has n
 spend until our flow opens the window. Ending: "When a session is explicitly ended, an end
 frame is sent to announce the disassociation of the endpoint from its outgoing channel"
 (2.5.2): the client answers our end with its own; a frame about a link that is not attached
-makes it end the session with unattached-handle (2.7.4/2).
+makes it end the session with unattached-handle (2.7.4/2), after which "It MUST then proceed to
+discard all incoming frames from the remote endpoint until receiving the remote endpoint's
+corresponding end frame" (2.5.4/2).
 """
 from __future__ import annotations
 
-from amqpspec.case import Context, case
+from amqpspec.case import Context, Skip, case
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import Receiver
 from amqpspec.verify10 import SessionError
@@ -142,5 +144,33 @@ def window_of_one(ctx: Context) -> None:
     cs.ours.incoming_window = 100
     p.responder.open_window = True
     p.peer.send(cs.ours.flow_frame())
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.5.4/client-discards-after-its-end", role="client",
+      title="after ending a session with an error, the client answers nothing on it (an echo flow, a detach) until the server's end",
+      clauses=("amqp10:2.5.4/2",))
+def discards_after_its_end(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
+    _, snd = await_sender(p)
+    cs = p.responder.session()
+    assert cs is not None
+    p.responder.on("end", lambda f: False)   # its end is not answered yet: we keep talking on the session
+    p.peer.send(cs.ours.flow_frame(handle=77, delivery_count=0, link_credit=0))
+    first = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("end", "close"))
+    ends = [f for f in named(first.received, "end", cs.channel) if f.performative.error is not None]
+    if not ends:
+        p.finish(0.2)
+        raise Skip("the client did not end the session with an error (see the unattached-handle case)")
+    p.peer.send(cs.ours.flow_frame(snd.handle, delivery_count=snd.delivery_count, link_credit=snd.link_credit,
+                                   echo=True), snd.detach_frame(closed=True))
+    obs = p.serve(1.0)
+    answered = [f for f in obs.received if getattr(f, "channel", None) == cs.channel
+                and performative_name(f) not in (None, "end")]
+    ctx.record(not answered, expected="nothing on the ended session until our end",
+               observed=describe_frames(answered) if answered else "nothing")
+    p.peer.send(cs.ours.end_frame())
+    p.responder.overrides.pop("end", None)
     p.serve()
     p.finish()

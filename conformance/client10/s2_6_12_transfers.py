@@ -129,3 +129,17 @@ def multi_frame(ctx: Context) -> None:
     ctx.record(not problems, expected="every delivery's first transfer complete, one delivery at a time",
                observed="; ".join(problems[:3]) or f"{len(transfers)} transfers, all as the rules ask")
     p.finish()
+
+
+@case("amqp10/2.7.5/client-unset-settled-is-unsettled", role="client",
+      title="a delivery whose transfer leaves settled unset is unsettled: the accepting client settles it in a disposition",
+      clauses=("amqp10:2.7.5/7",))
+def unset_settled(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, ack=True,
+                          responder={"attach_fields": {"rcv_settle_mode": 0}})
+    _, snd = await_sender(p)
+    did = snd.send("unset settled flag", settled=None)
+    obs = p.serve()
+    settled = [f for f in named(obs.received, "disposition") if covers(f.performative, did)]
+    ctx.record(bool(settled), expected=f"a disposition from the client covering delivery {did}",
+               observed=describe_frames(named(obs.received, "disposition")) if settled else client_closed(obs))

@@ -36,6 +36,7 @@ FAULTS = (
     # hostile: the server role must stay bounded and decide (tests/unit/test_server10_hostile.py)
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
+    "answer-after-end", "unset-settled-true",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -283,6 +284,8 @@ class Client:
                     raise Done(1)
                 self.send(AMQPFrame(0, spec.Close()))
                 self.closed_sent = True
+                if self.bad == "frames-after-close":
+                    self.send(EmptyFrame(0))
             emit("closed", by="server")
             raise Done(1 if p.error is not None else 0)
         if name == "begin":
@@ -354,7 +357,9 @@ class Client:
                     condition=Symbol("amqp:session:unattached-handle"), description=f"no link on handle {p.handle}"))))
                 self.ended = True
                 emit("error", type="ProtocolError", message="unattached handle")
-                self.drain_until_close(0.5)
+                if self.bad == "answer-after-end":   # goes on answering what arrives on the ended session
+                    self.until(lambda f: False, 1.5)
+                self.drain_until_close(1.5)
                 raise Done(1)
             return
         lk = self.links[ours]
@@ -415,7 +420,8 @@ class Client:
             body = bytes(data)[-20:]
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", "replace")
-        self.deliveries.append((ours, str(body), first.delivery_id, bool(first.settled)))
+        settled = bool(first.settled) if first.settled is not None or self.bad != "unset-settled-true" else True
+        self.deliveries.append((ours, str(body), first.delivery_id, settled))
 
     # -- sending -----------------------------------------------------------------------------
     def transfer(self, handle: int, message: Message, n: int) -> int:

@@ -81,6 +81,9 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.7.4/client-session-flow-without-link-fields": ("session-flow-with-credit", "failed"),
     "2.7.1/client-idle-time-out-too-small": ("accept-any-idle", "warning"),
     "2.7.6/client-disposition-role": ("disposition-role-sender", "failed"),
+    "2.5.4/client-discards-after-its-end": ("answer-after-end", "failed"),
+    "2.7.5/client-unset-settled-is-unsettled": ("unset-settled-true", "failed"),
+    "2.4.3/nothing-after-answering-close": ("frames-after-close", "failed"),
 }
 
 
