@@ -299,7 +299,7 @@ def matrix_091(driver: Driver, url: str) -> list[tuple[Run, list[str]]]:
         step("get", f"count={queued}", delivered=queued)
         with responder_091(url, f"{q}-rpc"):
             step("rpc", f"queue={q}-rpc", published=1, delivered=1)
-        step("idle", "timeout=2", "heartbeat=1")
+        step("idle", "timeout=3", "heartbeat=2")
     return out
 
 
