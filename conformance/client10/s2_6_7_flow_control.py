@@ -16,7 +16,7 @@ the earliest convenient opportunity" (2.7.4/10).
 """
 from __future__ import annotations
 
-from amqpspec.case import Context, case
+from amqpspec.case import Context, Skip, case
 from amqpspec.peer.session10 import Sender
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import seq_add, seq_diff
@@ -150,5 +150,71 @@ def answers_echo(ctx: Context) -> None:
     ctx.record(bool(got), expected="a flow for the link from the client", observed=describe_frames(obs.received))
     p.responder.preload("amqpspec-q", ["after echo"])
     p.responder.pump(snd)
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.6.7/client-sender-credit-without-delivery-count", role="client", timeout=12.0,
+      title="a flow granting link-credit 1 without delivery-count, after the client's first transfer, leaves it no credit (counted from its first delivery-count)",
+      clauses=("amqp10:2.6.7/4", "amqp10:2.6.7/9"))
+def credit_without_delivery_count(ctx: Context) -> None:
+    # as in the withdrawn-credit case, a session window of 1 holds the client after its first
+    # transfer; then a flow without delivery-count grants 1: delivery-count(rcv) is taken as the
+    # sender's first (initial-delivery-count), so its link-credit is init + 1 - (init + 1) = 0
+    p = open_conversation(ctx, "send", count=3, timeout=9,
+                          responder={"credit": 1, "replenish": False,
+                                     "begin_fields": {"incoming_window": 1}, "open_window": False})
+    _, rcv = await_receiver(p)
+    first = p.serve(QUICK * 1.5, stop=lambda _: len(rcv.received) >= 1)
+    if not rcv.received:
+        unmet("a first delivery from the client", first)
+    p.serve(0.3)
+    if len(rcv.received) > 1:
+        unmet("the client held by a session incoming-window of 1", first)
+    cs = p.responder.session()
+    assert cs is not None
+    cs.ours.incoming_window = 100
+    p.peer.send(cs.ours.flow_frame(rcv.handle, delivery_count=None, link_credit=1))
+    before = len(rcv.received)
+    obs = p.serve(2.0)
+    more = len(rcv.received) - before
+    init = int(rcv.init)
+    ctx.record(more == 0, expected=f"no transfer: credit = {init} (its initial delivery-count) + 1 - {init + 1} = 0",
+               observed=f"{more} more delivery(ies): {describe_frames(named(obs.received, 'transfer'))}")
+    p.responder.replenish = p.responder.open_window = True
+    p.responder.credit = 5
+    rcv.grant(5)
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.7.4/client-sender-flow-delivery-count", role="client",
+      title="the client's sending link answers an echo with a flow carrying its current delivery-count",
+      clauses=("amqp10:2.7.4/4",))
+def sender_flow_delivery_count(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=2, timeout=6, responder={"credit": 1, "replenish": False})
+    _, rcv = await_receiver(p)
+    got = p.serve(QUICK, stop=lambda _: len(rcv.received) >= 1)
+    if not rcv.received:
+        unmet("a first delivery from the client", got)
+    cs = p.responder.session()
+    assert cs is not None
+    handle = int(rcv.remote_handle or 0)
+    p.peer.send(cs.ours.flow_frame(rcv.handle, delivery_count=rcv.delivery_count, link_credit=0, echo=True))
+    obs = p.serve(QUICK, stop=lambda f: performative_name(f) == "flow" and f.performative.handle is not None
+                  and int(f.performative.handle) == handle)
+    flows = _link_flows(obs, cs.channel, handle)
+    if not flows:
+        p.responder.replenish = True
+        rcv.grant(5)
+        p.serve()
+        p.finish()
+        raise Skip("the client's sender did not answer the echo (see amqp10/2.7.4/client-answers-echo)")
+    expected = seq_add(rcv.init, len(rcv.received))
+    dc = flows[0].performative.delivery_count
+    ctx.record(dc is not None and int(dc) == expected, expected=f"delivery-count {expected}",
+               observed=flows[0].summary()[:200])
+    p.responder.replenish = True
+    rcv.grant(5)
     p.serve()
     p.finish()

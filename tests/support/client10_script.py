@@ -36,7 +36,7 @@ FAULTS = (
     # hostile: the server role must stay bounded and decide (tests/unit/test_server10_hostile.py)
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
-    "answer-after-end", "unset-settled-true",
+    "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -364,7 +364,9 @@ class Client:
             return
         lk = self.links[ours]
         if lk["role"] == SENDER:
-            dc_rcv = lk["dc"] if p.delivery_count is None else int(p.delivery_count)
+            # 2.6.7/4: a receiver that does not know delivery-count yet means our first one (0 here)
+            unknown = lk["dc"] if self.bad == "dc-none-as-current" else 0
+            dc_rcv = unknown if p.delivery_count is None else int(p.delivery_count)
             lk["credit"] = dc_rcv + int(p.link_credit or 0) - lk["dc"]
             lk["drain"] = bool(p.drain)
             if lk["drain"] and lk["pending"] == 0 and self.bad != "ignore-drain":
@@ -385,7 +387,8 @@ class Client:
     def link_flow(self, handle: int, credit: int | None = None) -> None:
         lk = self.links[handle]
         if lk["role"] == SENDER:
-            fields = dict(delivery_count=lk["dc"], link_credit=max(0, lk["credit"]), drain=lk["drain"])
+            fields = dict(delivery_count=None if self.bad == "sender-flow-no-dc" else lk["dc"],
+                          link_credit=max(0, lk["credit"]), drain=lk["drain"])
         else:
             dc = 0 if self.bad == "delivery-count-zero" else lk["remote_dc"]
             fields = dict(delivery_count=dc, link_credit=lk["credit"] if credit is None else credit)

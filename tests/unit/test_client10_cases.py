@@ -84,6 +84,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.5.4/client-discards-after-its-end": ("answer-after-end", "failed"),
     "2.7.5/client-unset-settled-is-unsettled": ("unset-settled-true", "failed"),
     "2.4.3/nothing-after-answering-close": ("frames-after-close", "failed"),
+    "2.6.7/client-sender-credit-without-delivery-count": ("dc-none-as-current", "failed"),
+    "2.7.4/client-sender-flow-delivery-count": ("sender-flow-no-dc", "failed"),
 }
 
 
