@@ -60,6 +60,7 @@ WHY = {
                 "duplicated frames)",
 }
 FLIP_VERDICTS = (Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL)
+RUN_ATTEMPTS = 3  # a run spoiled by a broker restart is done again, at most this many times in all
 
 
 @dataclass
@@ -163,11 +164,13 @@ def run_case_once(target: Target, case: CaseSpec, proxy: MutatingProxy, mutation
 
 def _run_kept(keeper: Keeper | None, out_restarts: list[int], target: Target, case: CaseSpec, proxy: MutatingProxy,
               mutation: Mutation | None, protocol: str, seed: int) -> Result:
-    """``run_case_once``, done again (once) when the broker stopped serving while it ran."""
-    for attempt in (1, 2):
+    """``run_case_once``, done again (up to twice) when the broker stopped serving while it ran: a
+    crash that another worker's case caused spoils the runs beside it. A run that stops the broker
+    three times in a row is kept as it came out."""
+    for attempt in range(1, RUN_ATTEMPTS + 1):
         started = keeper.generation if keeper else 0
         r = run_case_once(target, case, proxy, mutation, protocol, seed)
-        if keeper is None or not keeper.after(started) or attempt == 2:
+        if keeper is None or not keeper.after(started) or attempt == RUN_ATTEMPTS:
             return r
         out_restarts[0] += 1
     return r
