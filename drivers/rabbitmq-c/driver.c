@@ -45,6 +45,22 @@ static void fail(const char *type, const char *message) {
   exit(EXIT_ERROR);
 }
 
+/* rabbitmq-c leaves the answer to a server's close to the application; its documentation
+   (amqp_simple_rpc in amqp.h) says the client sends channel.close-ok / connection.close-ok.
+   After a channel's close-ok the driver closes its connection as an application would. */
+static void answer_close(amqp_method_number_t id) {
+  if (id == AMQP_CHANNEL_CLOSE_METHOD) {
+    amqp_channel_close_ok_t ok;
+    memset(&ok, 0, sizeof ok);
+    if (amqp_send_method(conn, 1, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok) == AMQP_STATUS_OK)
+      amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+  } else if (id == AMQP_CONNECTION_CLOSE_METHOD) {
+    amqp_connection_close_ok_t ok;
+    memset(&ok, 0, sizeof ok);
+    amqp_send_method(conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+  }
+}
+
 /* The server's close (its code and text), or the library's error, then exit 1. */
 static void fail_reply(amqp_rpc_reply_t r, const char *what) {
   char message[1200];
@@ -61,6 +77,7 @@ static void fail_reply(amqp_rpc_reply_t r, const char *what) {
         scope = "channel", code = m->reply_code, text = m->reply_text;
       }
       if (scope) {
+        answer_close(r.reply.id);
         printf("{\"event\":\"closed\",\"by\":\"server\",\"scope\":\"%s\",\"code\":%d,\"text\":", scope, code);
         put_json_string(text.bytes ? (const char *)text.bytes : "", text.len);
         printf("}\n");
