@@ -172,3 +172,39 @@ def test_driver_that_hangs_is_killed_and_a_traceback_is_a_crash() -> None:
     crash = DriverProcess([sys.executable, "-c", "raise SystemExit(1 / 0)"], cwd=__import__("pathlib").Path("."))
     out = crash.wait(5.0)
     assert out.returncode == 1 and out.crashed
+
+
+def _one_case(command: str, case_id: str, timeout: float):  # type: ignore[no-untyped-def]
+    from amqpspec.case import discover
+    from amqpspec.client.drivers import DriverSpec
+    from amqpspec.client.runner import ClientRunner
+    from amqpspec.client.session import ClientTarget
+    from amqpspec.runner import RunOptions
+
+    cases = [c for c in discover("0-9-1", role="client") if c.id == case_id]
+    lst = Listener()
+    try:
+        target = ClientTarget.create(lst, DriverSpec.from_command(command, "0-9-1"), "test")
+        t0 = time.monotonic()
+        result = ClientRunner(target, cases, RunOptions(timeout=timeout)).run()[0]
+        return result, time.monotonic() - t0
+    finally:
+        lst.close()
+
+
+def test_a_driver_that_never_connects_is_an_error_within_the_deadline() -> None:
+    cmd = f"{sys.executable} -c 'import time; time.sleep(60)' {{url}} {{workload}}"
+    result, took = _one_case(cmd, "amqp091/4.2.2/client-sends-protocol-header", 2.0)
+    assert result.verdict.value == "error" and "never connected" in result.reason
+    assert took < 6.0
+
+
+def test_a_client_that_floods_garbage_cannot_stall_a_case() -> None:
+    flood = ("import socket,sys,urllib.parse as u; p=u.urlsplit(sys.argv[1]); "
+             "s=socket.create_connection((p.hostname,p.port)); s.sendall(b'AMQP\\x00\\x00\\x09\\x01')\n"
+             "while True: s.sendall(b'\\x08\\x00\\x00' * 10000)")
+    cmd = f"{sys.executable} -c \"{flood}\" {{url}} {{workload}}"
+    result, took = _one_case(cmd, "amqp091/connection.start-ok/client-properties-fields", 3.0)
+    assert result.verdict.value in ("error", "failed")
+    assert took < 8.0
+    assert len(result.transcript) <= 5001
