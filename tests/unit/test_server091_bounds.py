@@ -196,7 +196,7 @@ def test_a_driver_that_never_connects_is_an_error_within_the_deadline() -> None:
     cmd = f"{sys.executable} -c 'import time; time.sleep(60)' {{url}} {{workload}}"
     result, took = _one_case(cmd, "amqp091/4.2.2/client-sends-protocol-header", 2.0)
     assert result.verdict.value == "error" and "never connected" in result.reason
-    assert took < 6.0
+    assert took < 10.0  # the 2 s deadline, the grace, the kill -- never the driver's 60 s
 
 
 def test_a_client_that_floods_garbage_cannot_stall_a_case() -> None:
