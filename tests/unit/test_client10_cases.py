@@ -3,7 +3,7 @@
 the client breaks the one rule the case checks (``bad=FAULT``).
 
 The conversations are real (a listening server peer, a launched driver process, the client
-runner); they run four at a time, each on a listener of its own, to keep the module quick.
+runner); they run six at a time, each on a listener of its own, to keep the module quick.
 """
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def _run(case_id: str, fault: str | None) -> Any:
 @pytest.fixture(scope="module")
 def verdicts() -> dict[tuple[str, str | None], Any]:
     jobs = [(f"amqp10/{cid}", None) for cid in FAULTS] + [(f"amqp10/{cid}", f) for cid, (f, _) in FAULTS.items()]
-    with ThreadPoolExecutor(4) as pool:
+    with ThreadPoolExecutor(6) as pool:
         results = list(pool.map(lambda job: _run(*job), jobs))
     return dict(zip(jobs, results))
 
