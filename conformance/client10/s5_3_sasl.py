@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from amqpspec.case import Context, Skip, case
 from amqpspec.peer.server10 import header_ok
+from amqpspec.wire.amqp10 import ProtocolHeader, SASLFrame, Symbol, frame, spec
 
 from ._client import QUICK, play
 
@@ -99,4 +100,21 @@ def skips_unknown(ctx: Context) -> None:
                observed=f"sasl-init mechanism {n.mechanism!r}")
     p.handshake()
     p.serve()
+    p.finish()
+
+
+@case("amqp10/5.3.2/client-no-usable-mechanism", role="client",
+      title="offered only a mechanism it cannot know, the client names nothing else in a sasl-init (it closes instead)",
+      clauses=("amqp10:5.3.2/2",))
+def no_usable_mechanism(ctx: Context) -> None:
+    offered = ("AMQPSPEC-X-ONLY",)
+    p = _sasl(ctx, offered)
+    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol(m) for m in offered])))
+    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
+    inits = [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+    wrong = [str(i.mechanism) for i in inits if str(i.mechanism) not in offered]
+    ctx.record(not wrong, expected=f"no sasl-init naming a mechanism outside {list(offered)} (closing is the way out)",
+               observed=f"sasl-init mechanism {wrong[0]!r}" if wrong else obs.describe().replace("by broker", "by the client"))
+    if inits:
+        p.peer.send(frame(spec.SaslOutcome(code=1)))
     p.finish()

@@ -86,6 +86,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.4.3/nothing-after-answering-close": ("frames-after-close", "failed"),
     "2.6.7/client-sender-credit-without-delivery-count": ("dc-none-as-current", "failed"),
     "2.7.4/client-sender-flow-delivery-count": ("sender-flow-no-dc", "failed"),
+    "5.3.2/client-no-usable-mechanism": ("mechanism-external", "failed"),
 }
 
 

@@ -34,7 +34,7 @@ def test_hostile_client_is_bounded(fault: str) -> None:
         took = time.monotonic() - t0
     finally:
         listener.close()
-    assert took < 6.0 + 8.0, took   # the case deadline, and the runner's grace to end the driver
+    assert took < 6.0 + 15.0, took   # the case deadline, and the runner's grace to end the driver (a loaded machine)
     assert result.verdict.value in ("failed", "error", "passed"), result.reason
     # the record stays bounded whatever the client sent (the transcript keeps at most 4 MiB of octets)
     assert len(str(result.to_json())) < 12_000_000
