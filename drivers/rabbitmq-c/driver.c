@@ -209,6 +209,39 @@ static void delivered(long n, amqp_bytes_t body, bool redelivered) {
 
 /* --- workloads ------------------------------------------------------------------------------- */
 
+/* One delivery, or false when `ms` passed without one. A method frame in its place (a close, a
+   cancel) comes back as AMQP_STATUS_UNEXPECTED_STATE; rabbitmq-c's documentation and examples
+   read it with amqp_simple_wait_frame and deal with it: a close is answered and ends the run. */
+static long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static bool consume_one(amqp_envelope_t *envelope, unsigned long ms, const char *what) {
+  long deadline = now_ms() + (long)ms; /* other methods in a stream must not extend the wait */
+  for (;;) {
+    long left = deadline - now_ms();
+    if (left <= 0) return false;
+    struct timeval tv = timeout_tv((unsigned long)left);
+    amqp_maybe_release_buffers(conn);
+    amqp_rpc_reply_t r = amqp_consume_message(conn, envelope, &tv, 0);
+    if (r.reply_type == AMQP_RESPONSE_NORMAL) return true;
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT) return false;
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+      amqp_frame_t frame;
+      check_status(amqp_simple_wait_frame(conn, &frame), what);
+      if (frame.frame_type == AMQP_FRAME_METHOD &&
+          (frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD || frame.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD)) {
+        amqp_rpc_reply_t closed = {AMQP_RESPONSE_SERVER_EXCEPTION, frame.payload.method, 0};
+        fail_reply(closed, what);
+      }
+      continue; /* another method (basic.cancel, an ack): not a delivery, wait on */
+    }
+    check(r, what);
+  }
+}
+
 static void w_publish(bool tx) {
   open_connection();
   declare_queue();
@@ -269,9 +302,7 @@ static void w_consume(void) {
   for (long n = 1; n <= o.count; n++) {
     step("waiting for a delivery");
     amqp_envelope_t envelope;
-    struct timeval tv = timeout_tv(o.timeout_ms);
-    amqp_maybe_release_buffers(conn);
-    check(amqp_consume_message(conn, &envelope, &tv, 0), "waiting for a delivery");
+    if (!consume_one(&envelope, o.timeout_ms, "waiting for a delivery")) fail("Timeout", "waiting for a delivery: request timed out");
     delivered(n, envelope.message.body, envelope.redelivered);
     if (o.ack) check_status(amqp_basic_ack(conn, 1, envelope.delivery_tag, 0), "basic.ack");
     amqp_destroy_envelope(&envelope);
@@ -322,8 +353,7 @@ static void w_rpc(void) {
   publish(1, &props);
   step("waiting for the reply");
   amqp_envelope_t envelope;
-  struct timeval tv = timeout_tv(o.timeout_ms);
-  check(amqp_consume_message(conn, &envelope, &tv, 0), "waiting for the reply");
+  if (!consume_one(&envelope, o.timeout_ms, "waiting for the reply")) fail("Timeout", "waiting for the reply: request timed out");
   delivered(1, envelope.message.body, envelope.redelivered);
   amqp_destroy_envelope(&envelope);
   amqp_bytes_free(reply_to);
@@ -341,23 +371,7 @@ static void w_idle(void) {
     if (elapsed >= (long)o.timeout_ms) break;
     long left = (long)o.timeout_ms - elapsed;
     amqp_envelope_t envelope;
-    struct timeval tv = timeout_tv((unsigned long)(left < 500 ? left : 500));
-    amqp_maybe_release_buffers(conn);
-    amqp_rpc_reply_t r = amqp_consume_message(conn, &envelope, &tv, 0);
-    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT) continue;
-    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
-      /* a method frame outside a delivery: a close from the server shows up here */
-      amqp_frame_t frame;
-      check_status(amqp_simple_wait_frame(conn, &frame), "reading the frame");
-      if (frame.frame_type == AMQP_FRAME_METHOD &&
-          (frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD || frame.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD)) {
-        amqp_rpc_reply_t closed = {AMQP_RESPONSE_SERVER_EXCEPTION, frame.payload.method, 0};
-        fail_reply(closed, "idle");
-      }
-      continue;
-    }
-    check(r, "idle");
-    amqp_destroy_envelope(&envelope);
+    if (consume_one(&envelope, (unsigned long)(left < 500 ? left : 500), "idle")) amqp_destroy_envelope(&envelope);
   }
   close_connection();
 }
