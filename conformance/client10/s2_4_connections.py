@@ -275,4 +275,22 @@ def nothing_after_answer(ctx: Context) -> None:
     p.finish()
 
 
+
+@case("amqp10/2.4.3/client-closes-socket-after-close", role="client",
+      title="once the closes are exchanged the client closes the socket, and does not use it again",
+      clauses=("amqp10:2.4.3/6",))
+def socket_not_reused(ctx: Context) -> None:
+    p = open_conversation(ctx, "connect")
+    obs = p.serve(stop=lambda f: performative_name(f) == "close")
+    if p.responder.client_close is None:
+        from ._client import unmet
+        unmet("the client's close", obs)
+    late = p.peer.observe(QUICK, reply_close=False)
+    more = p.peer.reader.pending if hasattr(p.peer.reader, "pending") else 0
+    ctx.record(late.closed and not late.received and not more,
+               expected=f"the socket closed by the client within {QUICK:g} s, nothing more on it",
+               observed=late.describe().replace("by broker", "by the client"))
+    p.finish()
+
+
 __all__ = ["error"]

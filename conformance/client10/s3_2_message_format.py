@@ -3,7 +3,9 @@
 "The content-encoding MUST NOT be set when the application-data section is other than data"
 (3.2.4/7); "Implementations MUST NOT use the identity encoding" (3.2.4/8); "When using an
 application-data section with a section code other than data, content-type SHOULD NOT be
-set" (3.2.4/6). Each message the client sends in its send workload is decoded and checked.
+set" (3.2.4/6); "Implementations SHOULD NOT use the compress encoding" (3.2.4/10) and "SHOULD NOT
+specify multiple content-encoding values" (3.2.4/11) -- both allowed for messages from other
+protocols, which a client's own message is not. Each message the client sends in its send workload is decoded and checked.
 """
 from __future__ import annotations
 
@@ -55,3 +57,17 @@ def content_type(ctx: Context) -> None:
              and getattr(m.properties, "content_type", None) is not None]
     ctx.record(not wrong, expected="content-type absent when the body is amqp-value or amqp-sequence",
                observed=f"content-type {wrong}" if wrong else f"{len(msgs)} message(s) checked")
+
+
+@case("amqp10/3.2.4/client-content-encoding-values", role="client",
+      title="a content-encoding the client sets is neither compress nor a list of several encodings",
+      clauses=("amqp10:3.2.4/10", "amqp10:3.2.4/11"))
+def content_encoding_values(ctx: Context) -> None:
+    msgs = _messages(ctx)
+    values = [str(m.properties.content_encoding) for m in msgs if m.properties is not None
+              and getattr(m.properties, "content_encoding", None) is not None]
+    tokens = [[t.strip().lower() for t in v.split(",")] for v in values]
+    wrong = [v for v, t in zip(values, tokens) if "compress" in t or len(t) > 1]
+    ctx.record(not wrong, expected="no compress encoding, no list of encodings",
+               observed=f"content-encoding {wrong}" if wrong else
+               f"{len(msgs)} message(s), content-encoding {values or 'never set'}")

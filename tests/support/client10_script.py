@@ -36,7 +36,8 @@ FAULTS = (
     # hostile: the server role must stay bounded and decide (tests/unit/test_server10_hostile.py)
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
-    "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc",
+    "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
+    "reuse-socket",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -462,6 +463,9 @@ class Client:
             props["content_encoding"] = Symbol("identity")
         if self.bad == "content-type":
             props["content_type"] = Symbol("text/plain")
+        if self.bad == "encoding-compress":   # a data body, compressed (the encoding is the fault)
+            props["content_encoding"] = Symbol("compress, gzip")
+            return Message(properties=spec.Properties(**props), body=body.encode())
         return Message(properties=spec.Properties(**props) if props else None, body=body)
 
     def close(self) -> None:
@@ -477,6 +481,9 @@ class Client:
         if self.bad == "frames-after-close":
             self.send(EmptyFrame(0))
         self.drain_until_close(self.timeout)
+        if self.bad == "reuse-socket":   # the close exchanged, the same socket is used again
+            self.sock.sendall(encode(ProtocolHeader.amqp()))
+            time.sleep(1.5)
         self.sock.close()
         emit("closed", by="client")
 

@@ -87,6 +87,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.6.7/client-sender-credit-without-delivery-count": ("dc-none-as-current", "failed"),
     "2.7.4/client-sender-flow-delivery-count": ("sender-flow-no-dc", "failed"),
     "5.3.2/client-no-usable-mechanism": ("mechanism-external", "failed"),
+    "3.2.4/client-content-encoding-values": ("encoding-compress", "warning"),
+    "2.4.3/client-closes-socket-after-close": ("reuse-socket", "warning"),
 }
 
 
