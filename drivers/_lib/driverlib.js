@@ -117,6 +117,7 @@ function parseArgs(argv, workloads) {
 // One event line, "event" first (JSON keeps insertion order); stdout to a pipe or file is
 // synchronous in Node on Linux, so a line is out before any process.exit below.
 function emit(event, fields = {}) {
+  if (ending) return; // after done or error nothing more: the contract's last line stays last
   const record = { event };
   for (const [key, value] of Object.entries(fields)) {
     record[key] = typeof value === 'string' ? scrub(value) : value;
@@ -136,14 +137,29 @@ function errorEvent(err) {
   emit('error', { type, message });
 }
 
+// End with `code` once what the library already wrote has left: process.exit() at once would
+// drop socket writes still queued in Node (a channel.close-ok the library sent just before it
+// reported the error), and the peer would see a bare FIN the library never chose. The grace is
+// short and unref'd: a library that keeps its socket open cannot keep the driver alive.
+let ending = false;
+function finish(code) {
+  if (ending) return;
+  ending = true;
+  rest();
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 250).unref();
+}
+
 function fail(err) {
+  if (ending) return;
   errorEvent(err);
-  process.exit(EXIT_ERROR);
+  finish(EXIT_ERROR);
 }
 
 function done() {
+  if (ending) return;
   emit('done');
-  process.exit(EXIT_DONE);
+  finish(EXIT_DONE);
 }
 
 // The driver's own deadline for each wait (the contract's `timeout` option): a library that
@@ -152,6 +168,7 @@ let timer = null;
 let stepSeconds = 5;
 
 function step(what, seconds) {
+  if (ending) return;
   rest();
   const limit = seconds === undefined ? stepSeconds : seconds;
   timer = setTimeout(() => {
@@ -207,5 +224,5 @@ function run(opts, workloads, onError) {
 
 module.exports = {
   EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_UNSUPPORTED, WORKLOADS_091, WORKLOADS_10,
-  parseArgs, emit, scrub, textOf, errorEvent, fail, done, step, rest, within, sleep, run,
+  parseArgs, usageError, emit, scrub, textOf, errorEvent, fail, done, step, rest, within, sleep, run,
 };

@@ -63,7 +63,7 @@ function watch(container, opts) {
 
 function connectOptions(opts) {
   const url = new URL(opts.url);
-  if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') d.fail(new Error('the URL must be amqp:// or amqps://'));
+  if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') d.usageError('the URL must be amqp:// or amqps://');
   const options = {
     host: url.hostname,
     port: Number(url.port) || (url.protocol === 'amqps:' ? 5671 : 5672),
