@@ -227,7 +227,7 @@ class Responder10:
     def answer_begin(self, f: AMQPFrame, **overrides: Any) -> ClientSession:
         """Our begin for the client's (2.5.2: remote-channel names its channel); our session endpoint
         takes the client's begin as the remote one."""
-        ours = self._free_channel()
+        ours = self.free_channel()
         s = session_of(self.peer, ours)
         s.remote_channel, s.remote_begin = f.channel, f.performative
         self.peer.reserve_channel(ours)
@@ -243,7 +243,7 @@ class Responder10:
         self.peer.send(s.begin_frame(**fields))
         return cs
 
-    def _free_channel(self) -> int:
+    def free_channel(self) -> int:
         used = {cs.ours.channel for cs in self.sessions.values() if not cs.ended}
         ch = 0
         while ch in used:

@@ -174,3 +174,38 @@ def discards_after_its_end(ctx: Context) -> None:
     p.responder.overrides.pop("end", None)
     p.serve()
     p.finish()
+
+
+@case("amqp10/2.5.1/client-answers-server-begin-with-remote-channel", role="client",
+      title="a begin the client sends to answer a session the server began names the server's channel in remote-channel",
+      clauses=("amqp10:2.5.1/2", "amqp10:2.7.2/2"))
+def answers_server_begin(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
+    await_sender(p)
+    ours = p.responder.free_channel()
+    answers: list = []  # type: ignore[type-arg]
+
+    def keep(frame) -> bool:  # type: ignore[no-untyped-def]
+        answers.append(frame)
+        return False
+
+    p.responder.on("begin", keep)
+    p.peer.send(AMQPFrame(ours, spec.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10)))
+    obs = p.serve(QUICK, stop=lambda f: performative_name(f) in ("begin", "close"))
+    p.responder.overrides.pop("begin", None)
+    if not answers:
+        p.responder.preload("amqpspec-q", ["after our begin"])
+        for s in p.responder.senders():
+            p.responder.pump(s)
+        p.serve()
+        p.finish()
+        raise Skip("the client did not answer the session the server began")
+    got = answers[0].performative.remote_channel
+    ctx.record(got is not None and int(got) == ours, expected=f"remote-channel {ours}",
+               observed=answers[0].summary()[:160] + f"; {client_closed(obs)}")
+    p.peer.send(AMQPFrame(ours, spec.End()))
+    p.responder.preload("amqpspec-q", ["after our begin"])
+    for s in p.responder.senders():
+        p.responder.pump(s)
+    p.serve()
+    p.finish()

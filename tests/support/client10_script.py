@@ -37,7 +37,7 @@ FAULTS = (
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
-    "reuse-socket",
+    "reuse-socket", "begin-answer-no-remote",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -289,6 +289,12 @@ class Client:
                     self.send(EmptyFrame(0))
             emit("closed", by="server")
             raise Done(1 if p.error is not None else 0)
+        if name == "begin" and p.remote_channel is None:
+            # a session the server begins: answered on a channel of ours, naming its channel (2.5.1)
+            remote = None if self.bad == "begin-answer-no-remote" else ch
+            self.send(AMQPFrame(self.channel + 1, spec.Begin(remote_channel=remote, next_outgoing_id=0,
+                                                             incoming_window=10, outgoing_window=10)))
+            return
         if name == "begin":
             self.remote_begin = p
             self.next_incoming_id = int(p.next_outgoing_id)

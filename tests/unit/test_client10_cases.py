@@ -89,6 +89,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "5.3.2/client-no-usable-mechanism": ("mechanism-external", "failed"),
     "3.2.4/client-content-encoding-values": ("encoding-compress", "warning"),
     "2.4.3/client-closes-socket-after-close": ("reuse-socket", "warning"),
+    "2.5.1/client-answers-server-begin-with-remote-channel": ("begin-answer-no-remote", "failed"),
 }
 
 
