@@ -4,17 +4,21 @@ Each case still ends by its deadline with a verdict (or an error the suite repor
 server role keeps what it must within its bounds, and the driver process is gone afterwards."""
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from amqpspec.case import discover
+from amqpspec.client.drivers import DriverSpec
 from amqpspec.client.runner import ClientRunner
 from amqpspec.client.session import ClientTarget
 from amqpspec.peer.server091 import Listener
 from amqpspec.peer.server10_responder import MAX_DELIVERIES, MAX_MESSAGE
 from amqpspec.runner import RunOptions
-from tests.unit.test_client10_cases import SCRIPT, DriverSpec, sys
+
+SCRIPT = Path(__file__).resolve().parents[1] / "support" / "client10_script.py"
 
 CASES = {"garbage": "amqp10/2.2/client-sends-header-at-once", "huge-frame": "amqp10/2.4.3/client-closes-with-close",
          "flood-empty": "amqp10/2.4.3/client-closes-with-close",
