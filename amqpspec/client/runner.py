@@ -43,6 +43,11 @@ class ClientRunner(Runner):
         base = super()._result(c, ctx, verdict, reason, duration, started_at)
         if base.close.who == "broker":  # close_info names the peer observed: here, the client
             base.close.who = "client"
+        elif base.close.who == "none":  # a case that judged by its own record: how the socket ended
+            ended = [peer.link.closed for peer in ctx.peers if getattr(peer, "link", None) is not None
+                     and peer.link.closed is not None and peer.link.closed.how in ("fin", "rst")]
+            if ended:
+                base.close.who, base.close.how = "client", ended[0].how
         driver = self.client.driver
         record = base.to_json()
         record.update(role="client", driver=driver.name if driver else "external",
