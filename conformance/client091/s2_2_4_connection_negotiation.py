@@ -12,7 +12,7 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.client.session import play
 from amqpspec.verify import SilentClose
-from amqpspec.wire.amqp091 import MethodFrame, spec
+from amqpspec.wire.amqp091 import MethodFrame, RawFrame, spec
 
 from ._client import QUICK, check
 
@@ -50,6 +50,18 @@ def no_usable_mechanism(ctx: Context) -> None:
     p = play(ctx, "connect")
     p.handshake(upto="header")
     p.peer.send(MethodFrame(0, spec.ConnectionStart(0, 9, {"product": "amqpspec"}, b"X-AMQPSPEC-UNKNOWN", b"en_US")))
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, SilentClose())
+    p.finish()
+
+
+@case("amqp091/2.2.4/client-closes-on-unknown-frame-before-open", role="client",
+      title="a frame of undefined type 9 during negotiation makes the client close the socket without sending anything",
+      clauses=BEFORE_OPEN + ("amqp091:4.2.3/2",))
+def unknown_frame_before_open(ctx: Context) -> None:
+    p = play(ctx, "connect")
+    p.handshake(upto="start-ok")
+    p.peer.send(RawFrame(0, type=9, data=b"amqpspec"), MethodFrame(0, spec.ConnectionTune(2047, 131072, 0)))
     obs = p.serve(QUICK * 2)
     check(ctx, obs, SilentClose())
     p.finish()

@@ -95,6 +95,7 @@ FAULTS = {
     "amqp091/4.2.5.5/client-field-names-valid": "bad-field-name",
     "amqp091/4.2.7/client-heartbeats-before-open-ok": "late-heartbeats",
     "amqp091/connection.start-ok/plain-response": "bad-sasl",
+    "amqp091/2.2.4/client-closes-on-unknown-frame-before-open": "lenient",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
