@@ -37,7 +37,7 @@ FAULTS = (
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
-    "reuse-socket", "begin-answer-no-remote",
+    "reuse-socket", "begin-answer-no-remote", "no-wrap",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -421,7 +421,8 @@ class Client:
         if t.aborted and self.bad != "keep-aborted":
             return
         lk = self.links[ours]
-        lk["remote_dc"] = (lk["remote_dc"] or 0) + 1
+        # delivery-count is a serial number (RFC-1982): it wraps at 2^32
+        lk["remote_dc"] = ((lk["remote_dc"] or 0) + 1) % (1 << 32 if self.bad != "no-wrap" else 1 << 33)
         lk["credit"] -= 1
         try:
             msg = Message.decode(bytes(data))

@@ -90,6 +90,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "3.2.4/client-content-encoding-values": ("encoding-compress", "warning"),
     "2.4.3/client-closes-socket-after-close": ("reuse-socket", "warning"),
     "2.5.1/client-answers-server-begin-with-remote-channel": ("begin-answer-no-remote", "failed"),
+    "2.7.4/client-receiver-delivery-count-wraps": ("no-wrap", "failed"),
 }
 
 
