@@ -63,6 +63,7 @@ class ClientOpened:
     mechanism: str | None = None                   # from sasl-init
     sasl_hostname: str | None = None
     sasl_response_given: bool = False              # (the response itself is never kept)
+    sasl_init_header: tuple[int, int] | None = None   # its frame's type-specific octets and extended-header size
     offered_mechanisms: list[str] = field(default_factory=list)
     client_open: spec.Open | None = None
     our_open: spec.Open | None = None
@@ -160,7 +161,9 @@ class ServerPeer10(Peer):
             n.offered_mechanisms = list(mechanisms)
             self.send(sasl_mechanisms if sasl_mechanisms is not None else
                       frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol(m) for m in mechanisms])))
-            init = self._expect_skipping_empty("sasl-init", timeout).body
+            init_frame = self._expect_skipping_empty("sasl-init", timeout)
+            n.sasl_init_header = (int(init_frame.channel), len(bytes(init_frame.extended or b"")))
+            init = init_frame.body
             n.mechanism = None if init.mechanism is None else str(init.mechanism)
             n.sasl_hostname = None if init.hostname is None else str(init.hostname)
             n.sasl_response_given = init.initial_response is not None

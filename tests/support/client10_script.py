@@ -37,7 +37,7 @@ FAULTS = (
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
-    "reuse-socket", "begin-answer-no-remote", "no-wrap",
+    "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -164,7 +164,11 @@ class Client:
             else:
                 raise Done(1)   # nothing we can do: close the socket
             response = b"\0" + (self.user or "").encode() + b"\0" + self.password.encode() if mech == "PLAIN" else b""
-            self.send(frame(spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname="localhost")))
+            init = spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname="localhost")
+            if self.bad == "sasl-header":   # type-specific octets and an extended header where 5.3.1 asks for none
+                self.send(SASLFrame(init, channel=1, extended=b"\x00" * 4))
+            else:
+                self.send(frame(init))
             outcome = self.read(self.timeout)
             if not isinstance(outcome, SASLFrame) or int(outcome.body.code) != 0:
                 raise Done(1)

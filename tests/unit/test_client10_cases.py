@@ -91,6 +91,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.4.3/client-closes-socket-after-close": ("reuse-socket", "warning"),
     "2.5.1/client-answers-server-begin-with-remote-channel": ("begin-answer-no-remote", "failed"),
     "2.7.4/client-receiver-delivery-count-wraps": ("no-wrap", "failed"),
+    "5.3.1/client-sasl-frame-header": ("sasl-header", "warning"),
 }
 
 
