@@ -183,6 +183,19 @@ def credit_without_delivery_count(ctx: Context) -> None:
     # as in the withdrawn-credit case, a session window of 1 holds the client after its first
     # transfer; then a flow without delivery-count grants 1: delivery-count(rcv) is taken as the
     # sender's first (initial-delivery-count), so its link-credit is init + 1 - (init + 1) = 0
+    _credit_after_first(ctx, None)
+
+
+@case("amqp10/2.6.7/client-sender-credit-from-stale-delivery-count", role="client", timeout=12.0,
+      title="a flow granting link-credit 1 with the delivery-count the sender had before its first transfer leaves it no credit",
+      clauses=("amqp10:2.6.7/3", "amqp10:2.6.7/9"))
+def credit_from_stale_delivery_count(ctx: Context) -> None:
+    # the receiver's delivery-count lags one delivery behind (a flow it wrote before the transfer
+    # arrived): link-credit(snd) = init + 1 - (init + 1) = 0, not the 1 written in the flow
+    _credit_after_first(ctx, "initial")
+
+
+def _credit_after_first(ctx: Context, delivery_count: str | None) -> None:
     p = open_conversation(ctx, "send", count=3, timeout=9,
                           responder={"credit": 1, "replenish": False,
                                      "begin_fields": {"incoming_window": 1}, "open_window": False})
@@ -196,12 +209,14 @@ def credit_without_delivery_count(ctx: Context) -> None:
     cs = p.responder.session()
     assert cs is not None
     cs.ours.incoming_window = 100
-    p.peer.send(cs.ours.flow_frame(rcv.handle, delivery_count=None, link_credit=1))
+    stale = None if delivery_count is None else int(rcv.init)
+    p.peer.send(cs.ours.flow_frame(rcv.handle, delivery_count=stale, link_credit=1))
     before = len(rcv.received)
     obs = p.serve(2.0)
     more = len(rcv.received) - before
     init = int(rcv.init)
-    ctx.record(more == 0, expected=f"no transfer: credit = {init} (its initial delivery-count) + 1 - {init + 1} = 0",
+    ctx.record(more == 0, expected=f"no transfer: credit = {init} (the receiver's delivery-count: "
+               f"{'unspecified, so the initial one' if stale is None else 'as written'}) + 1 - {init + 1} = 0",
                observed=f"{more} more delivery(ies): {describe_frames(named(obs.received, 'transfer'))}")
     p.responder.replenish = p.responder.open_window = True
     p.responder.credit = 5

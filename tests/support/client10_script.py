@@ -37,7 +37,7 @@ FAULTS = (
     "garbage", "huge-frame", "flood-empty", "endless-delivery",
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
-    "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header",
+    "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -379,6 +379,8 @@ class Client:
             unknown = lk["dc"] if self.bad == "dc-none-as-current" else 0
             dc_rcv = unknown if p.delivery_count is None else int(p.delivery_count)
             lk["credit"] = dc_rcv + int(p.link_credit or 0) - lk["dc"]
+            if self.bad == "credit-face-value":   # the classic slip: link-credit taken as it stands
+                lk["credit"] = int(p.link_credit or 0)
             lk["drain"] = bool(p.drain)
             if lk["drain"] and lk["pending"] == 0 and self.bad != "ignore-drain":
                 self.answer_drain(ours)
