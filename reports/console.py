@@ -33,6 +33,7 @@ from rich.text import Text
 
 from amqpspec.result import CloseInfo, Result, Verdict
 from amqpspec.sanitize import printable
+from amqpspec.reports.counts import is_documented_deviation
 
 __all__ = [
     "ConsoleReporter",
@@ -375,7 +376,7 @@ def count_verdicts(results: Iterable[Any]) -> dict[str, int]:
         verdict = verdict_of(result)
         counts[verdict.value] += 1
         counts["total"] += 1
-        if verdict is Verdict.FAILED and _deviation(result) is not None:
+        if is_documented_deviation(verdict, getattr(result, "deviation", None)):
             counts["deviations"] += 1
     return counts
 
@@ -663,7 +664,7 @@ class ConsoleReporter:
             if n_failed:
                 n_dev = sum(
                     1 for r in failing
-                    if verdict_of(r) is Verdict.FAILED and _deviation(r) is not None
+                    if is_documented_deviation(verdict_of(r), getattr(r, "deviation", None))
                 )
                 part = _plural(n_failed, "failed case")
                 if n_dev:

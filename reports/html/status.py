@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from amqpspec.reports.counts import is_documented_deviation
+
 # status -> (label shown, one-line meaning); the order is the legend's
 STATUSES: dict[str, tuple[str, str]] = {
     "failed": ("covered, failed", "a case citing it failed (MUST / MUST NOT not met)"),
@@ -53,7 +55,7 @@ def clause_status(rows: Iterable[dict[str, Any]]) -> str | None:
 
 def case_category(verdict: str, deviation: Any) -> str:
     """The case's bucket: its verdict, except that a documented failure is a deviation."""
-    if verdict == "failed" and deviation:
+    if is_documented_deviation(verdict, deviation or None):
         return "deviation"
     return verdict
 

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
+from amqpspec.reports.counts import documented_deviation_column
+
 from .dataset import FAMILIES, Catalog
 from .ingest import VERDICTS
 
@@ -137,7 +139,7 @@ class Aggregator:
             F.first("target_url", ignorenulls=True).alias("target_url"),
             F.first("seed", ignorenulls=True).alias("seed"),
             F.max("platform").alias("platform"),
-            F.sum(F.col("is_deviation").cast("int")).alias("deviations"),
+            F.sum(documented_deviation_column().cast("int")).alias("deviations"),   # reports/counts.py
             F.max("suite_schema").alias("suite_schema"),
             F.sum(F.col("clause").isNull().cast("int")).alias("no_clause"),
             F.sum((~F.col("case_known")).cast("int")).alias("unknown_cases"),
