@@ -6,7 +6,8 @@ way h2spec's do). Every module of the catalog is parsed with ``ast`` (nothing is
 case module that does not load still gets checked) and every import in it, at any depth, is
 resolved to a module name; importing a case module of any catalog package is a violation. A
 helper module may not import a case module either: a case module could reach another through it.
-The catalog packages are ``amqpspec.case.CASE_PACKAGES``, the list ``discover`` walks.
+The catalog packages are ``amqpspec.case.CASE_PACKAGES`` and ``CLIENT_CASE_PACKAGES``, the lists
+``discover`` walks for each role.
 """
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from amqpspec.case import CASE_PACKAGES
+from amqpspec.case import CASE_PACKAGES, CLIENT_CASE_PACKAGES
+
+# both roles' catalogs: the client cases (amqpspec plays the broker) follow the same rule
+ALL_PACKAGES = [p for table in (CASE_PACKAGES, CLIENT_CASE_PACKAGES) for ps in table.values() for p in ps]
 
 def package_dir(package: str) -> Path | None:
     spec = importlib.util.find_spec(package)
@@ -64,16 +68,15 @@ def violations(package: str, directory: Path, catalog: dict[str, set[str]]) -> l
 
 def catalog_packages() -> dict[str, set[str]]:
     found = {}
-    for packages in CASE_PACKAGES.values():
-        for package in packages:
-            directory = package_dir(package)
-            if directory is not None:
-                found[package] = case_modules(directory)
+    for package in ALL_PACKAGES:
+        directory = package_dir(package)
+        if directory is not None:
+            found[package] = case_modules(directory)
     return found
 
 
 def params() -> list:
-    return [pytest.param(package, id=package) for packages in CASE_PACKAGES.values() for package in packages]
+    return [pytest.param(package, id=package) for package in ALL_PACKAGES]
 
 
 @pytest.mark.parametrize("package", params())
@@ -87,11 +90,10 @@ def test_case_modules_import_no_other_case_module(package: str) -> None:
 
 def test_every_catalog_package_has_case_modules() -> None:
     """The check above is not vacuous: every catalog package is found and holds cases."""
-    for packages in CASE_PACKAGES.values():
-        for package in packages:
-            directory = package_dir(package)
-            assert directory is not None, package
-            assert case_modules(directory), package
+    for package in ALL_PACKAGES:
+        directory = package_dir(package)
+        assert directory is not None, package
+        assert case_modules(directory), package
 
 
 def _write(directory: Path, files: dict[str, str]) -> None:
