@@ -24,7 +24,6 @@ from amqpspec.peer.base import PeerError
 from amqpspec.profiles import Profile
 from amqpspec.result import Result, Verdict, clean_record, worst
 from amqpspec.sanitize import cap
-from amqpspec.secrets import SCRUBBER
 from amqpspec.target import Target
 
 GRACE_S = 1.0          # beyond a case's deadline before its sockets are shut down
