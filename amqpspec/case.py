@@ -78,7 +78,8 @@ class CaseSpec:
     # one the case declares (a failure of a definition-level text is only informational).
     level: Level | None = None
     guideline: str = ""
-    #: the case changes the broker for everyone (it restarts it): run alone, after the others
+    #: the case changes the broker for everyone (it restarts it), or measures timings that cases
+    #: beside it would blur: run alone, after the others
     exclusive: bool = False
     #: whose conduct the case judges: "broker" (``amqpspec run``) or "client" (``amqpspec client``)
     role: str = "broker"
@@ -117,8 +118,9 @@ def case(
 ) -> Callable[[Callable[["Context"], None]], Callable[["Context"], None]]:
     """Registers a case. ``id`` is ``<protocol>/<section>/<name>``, e.g. ``amqp091/4.2.3/frame-end-zero``.
 
-    ``exclusive`` cases change the broker for every connection (a restart): the runner runs them
-    one at a time, after the cases that may run side by side."""
+    ``exclusive`` cases change the broker for every connection (a restart), or judge timings finer
+    than the delays other cases running beside them cause: the runner runs them one at a time,
+    after the cases that may run side by side."""
 
     def register(func: Callable[["Context"], None]) -> Callable[["Context"], None]:
         m = _ID_RE.match(id)

@@ -221,8 +221,10 @@ def idle_time_out_honoured(ctx: Context) -> None:
     _idle_check(ctx, 1000, 3.5, ("amqp10:2.7.1/9", "amqp10:2.4.5/4", "amqp10:2.7.1/10", "amqp10:2.4.5/6"))
 
 
+# exclusive: a 50 ms tolerance is finer than the scheduling delays of our own reader when 16 cases
+# run beside it on 2 cores (bench/verdict_stability saw a 100 ms broker tick measured as 153-197 ms)
 @case("amqp10/2.4.5/short-idle-time-out", title="an idle-time-out of 100 ms is met or refused with a close",
-      clauses=("amqp10:2.4.5/4", "amqp10:2.7.1/10"))
+      clauses=("amqp10:2.4.5/4", "amqp10:2.7.1/10"), exclusive=True)
 def short_idle_time_out(ctx: Context) -> None:
     """Opens with idle-time-out 100 ms. "There is no requirement for peers to support arbitrarily
     short ... idle timeouts", but a peer that cannot support one SHOULD close the connection with
