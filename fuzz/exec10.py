@@ -516,12 +516,13 @@ def _new_links(stimulus: bytes, sent: Probes, obs: Observation, conn: expect10.C
         perf = getattr(item, "performative", None)
         if name == "attach" and item.channel == home.remote and str(perf.name) in names:  # type: ignore[union-attr]
             ours = names[str(perf.name)]  # type: ignore[union-attr]
-            if ours in made:
+            if ours in made or not isinstance(perf.handle, int):  # type: ignore[union-attr]
                 return None
             theirs[int(perf.handle)] = ours  # type: ignore[union-attr]
             made[ours] = int(perf.handle)  # type: ignore[union-attr]
         elif name == "detach":
-            ours_ = theirs.get(int(getattr(perf, "handle", -1)))
+            handle = getattr(perf, "handle", None)
+            ours_ = theirs.get(int(handle)) if isinstance(handle, int) else None
             if ours_ is None or item.channel != home.remote or made.get(ours_) is None:
                 return None
             made[ours_] = None
@@ -547,8 +548,11 @@ def _unlink(peer: Peer, conn: expect10.Conn, made: dict[int, int | None], until:
         if item is None or isinstance(item, Closed):
             return None
         name = performative_name(item)
-        if name == "detach" and item.channel == home.remote:  # type: ignore[union-attr]
-            awaited.discard(int(item.performative.handle))  # type: ignore[union-attr]
+        handle = getattr(getattr(item, "performative", None), "handle", None)
+        if name == "detach" and item.channel == home.remote and isinstance(handle, int):  # type: ignore[union-attr]
+            if int(handle) not in awaited:
+                return None   # a link of the start state detached: the home session is not as it was
+            awaited.discard(int(handle))
         elif name in ("close", "begin", "end", "attach"):
             return None
         # anything else (a flow of a link being detached) the spec lets be dropped
