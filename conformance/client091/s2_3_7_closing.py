@@ -219,3 +219,41 @@ def connection_close_instead_of_open_ok(ctx: Context) -> None:
         unmet("channel.open", obs)
     check(ctx, obs, Replies("connection.close-ok", 0))
     p.finish()
+
+
+@case("amqp091/connection.close/client-discards-after-close", role="client",
+      title="after sending connection.close the client discards a delivery and a channel.flow instead of answering them",
+      clauses=("amqp091:connection.close/stability",))
+def discards_after_connection_close(ctx: Context) -> None:
+    """Between the client's connection.close and our close-ok we send a delivery (method and
+    content) and a channel.flow, both of which a client that had not closed would answer
+    (ack, flow-ok). "Any received methods except Close and Close-OK MUST be discarded": from
+    its close on, the client sends nothing but heartbeats (and a close-ok to a crossing close)."""
+    p = open_conversation(ctx, "consume", count=1, ack=True)
+    p.responder.preload("amqpspec-q", ["first"])
+    closed: list[MethodFrame] = []
+
+    def late_frames(frame: MethodFrame) -> bool:
+        closed.append(frame)
+        consumer = next(iter(p.responder.consumer_log), None)
+        ch = consumer.channel if consumer is not None else 1
+        tag = consumer.tag if consumer is not None else "amq.ctag-amqpspec-1"
+        p.peer.send(MethodFrame(ch, spec.BasicDeliver(tag, 99, False, "", "amqpspec-q")),
+                    *p.peer.content_frames(ch, b"after your close"),
+                    MethodFrame(ch, spec.ChannelFlow(False)))
+        return False  # no close-ok yet: the client has time to (wrongly) answer
+
+    p.responder.on("connection.close", late_frames)
+    first = p.serve(stop=lambda f: bool(closed))
+    if not closed:
+        unmet("the client closes its connection (precondition)", first)
+    watched = p.serve(QUICK)
+    p.peer.send(MethodFrame(0, spec.ConnectionCloseOk()))
+    p.peer.close_ok_sent = True
+    answered = [f for f in _frames(watched.received)
+                if not (isinstance(f, MethodFrame) and f.method.NAME in ("connection.close", "connection.close-ok"))]
+    ctx.record(not answered, expected=f"nothing but heartbeats for {QUICK:g} s after the client's connection.close "
+               "(the delivery and channel.flow we sent discarded)",
+               observed="; ".join(f.summary() if hasattr(f, "summary") else repr(f) for f in answered[:4])
+               or "the delivery and channel.flow were discarded")
+    p.finish()

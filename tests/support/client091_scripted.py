@@ -187,6 +187,8 @@ class Client:
             raise Fatal(505, "UNEXPECTED_FRAME - method inside a content")
         name = m.NAME
         if self.closing_connection and name not in ("connection.close", "connection.close-ok"):
+            if "ack-after-close" in self.faults and name == "basic.deliver":
+                self.method(ch, spec.BasicAck(m.delivery_tag, False))
             return None  # discarded (connection.close/stability)
         if ch in self.closing and name not in ("channel.close", "channel.close-ok"):
             if "ack-after-close" in self.faults and name == "basic.deliver":
@@ -246,6 +248,8 @@ class Client:
         if item.channel == 0 and not lenient:
             raise Fatal(504, "CHANNEL_ERROR - content on channel 0")
         state = self.content.get(item.channel)
+        if state is None and (self.closing_connection or item.channel in self.closing):
+            return  # the content of a discarded method (connection.close/stability)
         if state is None:
             if lenient:
                 return

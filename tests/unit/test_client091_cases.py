@@ -96,6 +96,7 @@ FAULTS = {
     "amqp091/4.2.7/client-heartbeats-before-open-ok": "late-heartbeats",
     "amqp091/connection.start-ok/plain-response": "bad-sasl",
     "amqp091/2.2.4/client-closes-on-unknown-frame-before-open": "lenient",
+    "amqp091/connection.close/client-discards-after-close": "ack-after-close",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
