@@ -12,6 +12,7 @@ consumer-tag/02): the cancel names the consumer on its own channel.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
+from amqpspec.wire.amqp091 import MethodFrame
 
 from ._client import needs_driver, open_conversation, unmet
 
@@ -104,3 +105,30 @@ def cancel_on_channel(ctx: Context) -> None:
                observed="; ".join(wrong) or "; ".join(f.summary() for f in cancels))
     p.finish()
 
+
+
+@case("amqp091/basic.consume/client-consumer-tag-not-in-use", role="client",
+      title="a consumer tag the client names in basic.consume is not the tag of a consumer it already has",
+      clauses=("amqp091:basic.consume.consumer-tag/01",))
+def tag_not_in_use(ctx: Context) -> None:
+    """"The client MUST NOT specify a tag that refers to an existing consumer": each
+    basic.consume is checked against the consumers open on its channel when it arrives (an
+    empty tag asks the server to make one, and is always allowed)."""
+    p = open_conversation(ctx, "consume", count=2, ack=True)
+    p.responder.preload("amqpspec-q", ["one", "two"])
+    reused: list[str] = []
+
+    def consuming(frame: MethodFrame) -> None:
+        tag = str(frame.method.consumer_tag)
+        if tag and (frame.channel, tag) in p.responder.consumers:
+            reused.append(frame.summary())
+        return None  # the default answer follows
+
+    p.responder.on("basic.consume", consuming)
+    obs = p.serve()
+    consumes = obs.methods("basic.consume")
+    if not consumes:
+        unmet("basic.consume", obs)
+    ctx.record(not reused, expected="each basic.consume with an empty tag or one no open consumer of its channel has",
+               observed="; ".join(reused) or "; ".join(f.summary() for f in consumes))
+    p.finish()

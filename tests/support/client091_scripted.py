@@ -443,6 +443,8 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                 count, ack = 1, False
             tag = str(c.call(ch, spec.BasicConsume(0, queue, "", False, not ack, False, False, {}),
                              "basic.consume-ok").method.consumer_tag)
+            if "duplicate-consumer-tag" in faults:
+                c.call(ch, spec.BasicConsume(0, queue, tag, False, not ack, False, False, {}), "basic.consume-ok")
             if workload == "rpc":
                 c.publish(ch, body, spec.BasicProperties(reply_to=queue, correlation_id="1"), key=key)
                 emit("published", n=1)

@@ -97,6 +97,7 @@ FAULTS = {
     "amqp091/connection.start-ok/plain-response": "bad-sasl",
     "amqp091/2.2.4/client-closes-on-unknown-frame-before-open": "lenient",
     "amqp091/connection.close/client-discards-after-close": "ack-after-close",
+    "amqp091/basic.consume/client-consumer-tag-not-in-use": "duplicate-consumer-tag",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
