@@ -400,8 +400,10 @@ class Client:
     def link_flow(self, handle: int, credit: int | None = None) -> None:
         lk = self.links[handle]
         if lk["role"] == SENDER:
+            # credit-kept: link-credit not decreased as delivery-count grew (the limit drifts up)
+            kept = lk["dc"] if self.bad == "credit-kept" else 0
             fields = dict(delivery_count=None if self.bad == "sender-flow-no-dc" else lk["dc"],
-                          link_credit=max(0, lk["credit"]), drain=lk["drain"])
+                          link_credit=max(0, lk["credit"]) + kept, drain=lk["drain"])
         else:
             dc = 0 if self.bad == "delivery-count-zero" else lk["remote_dc"]
             fields = dict(delivery_count=dc, link_credit=lk["credit"] if credit is None else credit)

@@ -93,6 +93,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.7.4/client-receiver-delivery-count-wraps": ("no-wrap", "failed"),
     "5.3.1/client-sasl-frame-header": ("sasl-header", "warning"),
     "2.6.7/client-sender-credit-from-stale-delivery-count": ("credit-face-value", "failed"),
+    "2.6.7/client-sender-keeps-delivery-limit": ("credit-kept", "failed"),
 }
 
 
