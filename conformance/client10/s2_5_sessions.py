@@ -11,7 +11,8 @@ frame is sent to announce the disassociation of the endpoint from its outgoing c
 (2.5.2): the client answers our end with its own; a frame about a link that is not attached
 makes it end the session with unattached-handle (2.7.4/2), after which "It MUST then proceed to
 discard all incoming frames from the remote endpoint until receiving the remote endpoint's
-corresponding end frame" (2.5.4/2).
+corresponding end frame" (2.5.4/2) -- the session's DISCARDING state: "any incoming frames on
+the session MUST be silently discarded until the peer's end frame is received" (2.5.5/6).
 """
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ def window_of_one(ctx: Context) -> None:
 
 @case("amqp10/2.5.4/client-discards-after-its-end", role="client",
       title="after ending a session with an error, the client answers nothing on it (an echo flow, a detach) until the server's end",
-      clauses=("amqp10:2.5.4/2",))
+      clauses=("amqp10:2.5.4/2", "amqp10:2.5.5/6"))
 def discards_after_its_end(ctx: Context) -> None:
     p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
     _, snd = await_sender(p)

@@ -135,6 +135,9 @@ class Client:
                 return
             if isinstance(item, AMQPFrame) and isinstance(item.performative, spec.Close):
                 return
+            if self.bad == "answer-while-discarding" and isinstance(item, AMQPFrame) and item.performative is not None:
+                # answers what arrives after its own close, past the guard in send()
+                self.sock.sendall(encode(AMQPFrame(item.channel, spec.Detach(handle=0, closed=True))))
 
     # -- opening -----------------------------------------------------------------------------
     def open(self) -> None:
@@ -281,6 +284,8 @@ class Client:
             self.fail_close("amqp:connection:framing-error", "oversized frame")
         if ch > CHANNEL_MAX and self.bad != "lenient":
             self.fail_close("amqp:connection:framing-error", f"channel {ch} beyond channel-max")
+        if not hasattr(p, "NAME"):   # a described value no part of the spec defines as a performative
+            self.fail_close("amqp:decode-error", f"unknown performative {str(p)[:40]}")
         name = p.NAME
         if name == "close":
             if not self.closed_sent:

@@ -94,6 +94,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "5.3.1/client-sasl-frame-header": ("sasl-header", "warning"),
     "2.6.7/client-sender-credit-from-stale-delivery-count": ("credit-face-value", "failed"),
     "2.6.7/client-sender-keeps-delivery-limit": ("credit-kept", "failed"),
+    "2.4.6/client-discards-after-error-close": ("answer-while-discarding", "failed"),
 }
 
 
