@@ -393,7 +393,7 @@ class Client:
             if p.delivery_count is not None:
                 lk["remote_dc"] = int(p.delivery_count)
         if p.echo and self.bad != "ignore-echo":
-            self.link_flow(ours)
+            self.link_flow(ours, echo=self.bad == "echo-back")
 
     def answer_drain(self, handle: int) -> None:
         lk = self.links[handle]
@@ -402,7 +402,7 @@ class Client:
             lk["credit"] = 0
             self.link_flow(handle)
 
-    def link_flow(self, handle: int, credit: int | None = None) -> None:
+    def link_flow(self, handle: int, credit: int | None = None, echo: bool = False) -> None:
         lk = self.links[handle]
         if lk["role"] == SENDER:
             # credit-kept: link-credit not decreased as delivery-count grew (the limit drifts up)
@@ -416,7 +416,8 @@ class Client:
         seen_begin = self.remote_begin is not None and self.bad != "no-next-incoming-id"
         self.send(AMQPFrame(self.channel, spec.Flow(
             next_incoming_id=self.next_incoming_id if seen_begin else None, incoming_window=1000,
-            next_outgoing_id=self.next_outgoing_id, outgoing_window=1000, handle=handle, **fields)))
+            next_outgoing_id=self.next_outgoing_id, outgoing_window=1000, handle=handle, echo=echo or None,
+            **fields)))
 
     def on_transfer(self, item: AMQPFrame) -> None:
         t = item.performative
