@@ -92,3 +92,53 @@ def defined_reply_codes(ctx: Context) -> None:
     ctx.record(not undefined, expected="reply codes from the spec's constants (200 reply-success for a normal close)",
                observed="; ".join(undefined) or "; ".join(f.summary() for f in closes), guideline=REPLY_CODE)
     p.finish()
+
+
+FLOW_ACTIVE = "If 1, the peer starts sending content frames. If 0, the peer stops sending content frames."
+FLOW_COUNT = 40
+
+
+@case("amqp091/channel.flow/client-holds-content-while-stopped", role="client",
+      title="a channel stopped by channel.flow(active=false) right after its open-ok carries no content until "
+            "flow(active=true)",
+      guideline=FLOW_ACTIVE)
+def holds_content_while_stopped(ctx: Context) -> None:
+    """We answer channel.open with open-ok and, at once, channel.flow(active=false), before
+    the publish workload has sent anything; then we watch the channel for one second from the
+    client's flow-ok (its answer says it knows; content it sent before that is not counted).
+    A client that never answers is watched from two seconds after our flow: by then it has
+    had time to stop. Then we restart the flow and let the workload end."""
+    p = open_conversation(ctx, "publish", count=FLOW_COUNT, body="f" * 256)
+    stopped: list[int] = []
+
+    def open_stopped(frame: MethodFrame) -> bool:
+        if stopped:
+            return None  # type: ignore[return-value]  # other channels: the default answer
+        p.responder.open_channels.add(frame.channel)
+        p.peer.send(MethodFrame(frame.channel, spec.ChannelOpenOk()), MethodFrame(frame.channel, spec.ChannelFlow(False)))
+        stopped.append(frame.channel)
+        return False
+
+    p.responder.on("channel.open", open_stopped)
+    answer = p.serve(QUICK, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "channel.flow-ok")
+    if not stopped:
+        unmet("channel.open", answer)
+    ch = stopped[0]
+    oks = answer.methods("channel.flow-ok", ch)
+    before = len(answer.methods("basic.publish", ch))
+    if before >= FLOW_COUNT:
+        unmet(f"the client still publishing when it answered the stop (all {FLOW_COUNT} sent before flow-ok)", answer)
+    watched = p.serve(QUICK / 2, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "basic.publish")
+    sent = watched.methods("basic.publish", ch)
+    ended = [f.summary() for f in answer.methods() + watched.methods()
+             if f.method.NAME in ("channel.close", "connection.close")]
+    if not sent and (ended or answer.closed or watched.closed):
+        # a client that left sent nothing, but not because it held its content
+        unmet("the client keeping its channel open through the stop", watched if ended else answer)
+    p.peer.send(MethodFrame(ch, spec.ChannelFlow(True)))
+    p.serve()
+    since = "its channel.flow-ok" if oks else f"{QUICK:g} s after our channel.flow (no flow-ok came)"
+    ctx.record(not sent, expected=f"no basic.publish on channel {ch} for {QUICK / 2:g} s from {since}",
+               observed="; ".join(f.summary() for f in sent[:2])
+               or f"none ({before} published before its flow-ok)", guideline=FLOW_ACTIVE)
+    p.finish()

@@ -73,6 +73,7 @@ class Client:
         self.confirmed: dict[int, bool] = {}
         self.cancelled: list[str] = []
         self.blocked = False
+        self.paused: set[int] = set()            # channels the server stopped with channel.flow
         self.content: dict[int, list[Any]] = {}   # channel -> [method, header, body bytes]
         self.last_recv = self.last_send = time.monotonic()
         self.opened = False          # before open-ok an error ends the socket silently (2.2.4/1)
@@ -209,6 +210,8 @@ class Client:
             self.open_channels.discard(ch)
             return item
         if name == "channel.flow":
+            if "publish-while-paused" not in self.faults:
+                (self.paused.discard if m.active else self.paused.add)(ch)
             if "ignore-flow" not in self.faults:
                 self.method(ch, spec.ChannelFlowOk(m.active))
             return item
@@ -404,7 +407,7 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                     emit("error", type="ChannelClosed", message="the server closed the channel")
                     c.close()
                     return 1
-                while c.blocked and "ignore-blocked" not in faults:
+                while (c.blocked and "ignore-blocked" not in faults) or ch in c.paused:
                     c.wait_for(None, timeout=0.1)
                 c.publish(ch, body, exchange=opts["exchange"], key=key)
                 emit("published", n=n)

@@ -98,6 +98,7 @@ FAULTS = {
     "amqp091/2.2.4/client-closes-on-unknown-frame-before-open": "lenient",
     "amqp091/connection.close/client-discards-after-close": "ack-after-close",
     "amqp091/basic.consume/client-consumer-tag-not-in-use": "duplicate-consumer-tag",
+    "amqp091/channel.flow/client-holds-content-while-stopped": "publish-while-paused",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
