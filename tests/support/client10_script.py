@@ -463,6 +463,12 @@ class Client:
             lk["detached"] = True
             emit("error", type="LinkRefused", message="the node created no terminus")
             raise Done(1)
+        if remote is not None and remote.incomplete_unsettled and self.bad != "ignore-incomplete":
+            # 2.7.3: no new deliveries on this attachment; this client gives up rather than reattach
+            self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True)))
+            lk["detached"] = True
+            emit("error", type="LinkRefused", message="the node's unsettled map is incomplete")
+            raise Done(1)
         did = self.next_delivery_id
         tag = b"x" if self.bad == "same-tag" else None if self.bad == "no-tag" else f"t{did}".encode()
         limit = 1 << 20 if self.bad == "ignore-max-frame" else self.remote_max_frame
