@@ -429,7 +429,8 @@ class Client:
             self.partial[ours] = (t, bytearray())
         first, data = self.partial[ours]
         data += bytes(item.payload)
-        if t.more and not t.aborted and self.bad != "no-multi-frame":
+        # more-over-aborted: more=true read as "more to come" even on an aborted transfer
+        if t.more and (not t.aborted or self.bad == "more-over-aborted") and self.bad != "no-multi-frame":
             return
         del self.partial[ours]
         if t.aborted and self.bad != "keep-aborted":
