@@ -167,6 +167,9 @@ class Client:
             if lenient:
                 return None
             raise Fatal(silent=True, text="unknown frame type")
+        channel = getattr(item, "channel", 0)
+        if self.opened and self.channel_max and channel > self.channel_max and not lenient:
+            raise Fatal(504, "CHANNEL_ERROR - channel above channel-max")  # 2.3.3/3: past the limits
         if isinstance(item, HeartbeatFrame):
             if (item.channel != 0 or item.data) and not lenient:
                 raise Fatal(501, "FRAME_ERROR - invalid heartbeat")
@@ -322,7 +325,7 @@ class Client:
         self.channel_max, self.frame_max = chmax, fmax
         self.heartbeat = 0 if "late-heartbeats" in self.faults else hb  # from tune on (4.2.7)
         self.method(0, spec.ConnectionTuneOk(chmax, fmax, hb))
-        self.reader.max_payload = (fmax - 8) if fmax else (16 << 20)
+        self.reader.max_payload = (fmax - 8) if fmax and "accept-oversized" not in self.faults else (16 << 20)
         self.method(1 if "open-on-channel-1" in self.faults else 0, spec.ConnectionOpen("/", "", False))
         self.wait_for("connection.open-ok", 0, strict=True)
         self.heartbeat = hb

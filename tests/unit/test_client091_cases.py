@@ -99,6 +99,8 @@ FAULTS = {
     "amqp091/connection.close/client-discards-after-close": "ack-after-close",
     "amqp091/basic.consume/client-consumer-tag-not-in-use": "duplicate-consumer-tag",
     "amqp091/channel.flow/client-holds-content-while-stopped": "publish-while-paused",
+    "amqp091/2.3.3/client-disconnects-on-channel-above-channel-max": "lenient",
+    "amqp091/2.3.3/client-disconnects-on-oversized-header-frame": "accept-oversized",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
