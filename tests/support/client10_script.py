@@ -42,6 +42,7 @@ FAULTS = (
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
 MAX_FRAME = 65536
+MAX_MESSAGE = 65536   # announced on receiving links: larger messages are a link error (2.7.3)
 CHANNEL_MAX = 100
 SENDER, RECEIVER = False, True
 
@@ -245,7 +246,8 @@ class Client:
         unsettled = {None: spec.Accepted()} if self.bad == "unsettled-null-key" else None
         self.send(AMQPFrame(self.channel, spec.Attach(
             name=f"client10-{handle}", handle=handle, role=role, source=source, target=target, unsettled=unsettled,
-            initial_delivery_count=0 if role == SENDER and self.bad != "no-initial-delivery-count" else None)))
+            initial_delivery_count=0 if role == SENDER and self.bad != "no-initial-delivery-count" else None,
+            max_message_size=MAX_MESSAGE if role == RECEIVER else None)))
         self.until(lambda f: self.links[handle]["remote"] is not None or self.links[handle]["detached"])
         return handle
 
@@ -436,6 +438,14 @@ class Client:
         if t.aborted and self.bad != "keep-aborted":
             return
         lk = self.links[ours]
+        if lk["role"] == RECEIVER and len(data) > MAX_MESSAGE and self.bad != "accept-large":
+            self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=True, error=spec.Error(
+                condition=Symbol("amqp:link:message-size-exceeded"), description=f"{len(data)} octets"))))
+            lk["detached"] = True
+            emit("error", type="MessageSizeExceeded", message=f"{len(data)} octets")
+            self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
+            self.close()
+            raise Done(1)
         # delivery-count is a serial number (RFC-1982): it wraps at 2^32
         lk["remote_dc"] = ((lk["remote_dc"] or 0) + 1) % (1 << 32 if self.bad != "no-wrap" else 1 << 33)
         lk["credit"] -= 1

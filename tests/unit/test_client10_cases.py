@@ -98,6 +98,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.7.4/client-echo-not-echoed": ("echo-back", "warning"),
     "2.7.3/client-no-new-deliveries-on-incomplete-unsettled": ("ignore-incomplete", "failed"),
     "2.7.5/client-ignores-more-on-aborted": ("more-over-aborted", "warning"),
+    "2.6.5/client-detaches-on-message-size-exceeded": ("accept-large", "failed"),
 }
 
 
