@@ -257,3 +257,33 @@ def discards_after_connection_close(ctx: Context) -> None:
                observed="; ".join(f.summary() if hasattr(f, "summary") else repr(f) for f in answered[:4])
                or "the delivery and channel.flow were discarded")
     p.finish()
+
+
+@case("amqp091/channel.close/client-discards-flow-after-close", role="client",
+      title="after sending channel.close the client does not answer a channel.flow on that channel",
+      clauses=("amqp091:channel.close/stability",))
+def discards_flow_after_channel_close(ctx: Context) -> None:
+    """channel.flow asks for an answer (flow-ok) on an open channel; on a channel the client
+    is closing it is one of the "received methods" that "MUST be discarded"."""
+    p = open_conversation(ctx, "connect")
+    closing: list[int] = []
+
+    def flow_first(frame: MethodFrame) -> bool:
+        closing.append(frame.channel)
+        p.peer.send(MethodFrame(frame.channel, spec.ChannelFlow(False)))
+        return False  # no close-ok yet: the client has time to (wrongly) answer
+
+    p.responder.on("channel.close", flow_first)
+    first = p.serve(stop=lambda f: bool(closing))
+    if not closing:
+        unmet("the client closes its channel (precondition)", first)
+    ch = closing[0]
+    watched = p.serve(QUICK)
+    p.peer.send(MethodFrame(ch, spec.ChannelCloseOk()))
+    p.serve()
+    answered = [f for f in watched.received if isinstance(f, MethodFrame) and f.channel == ch
+                and f.method.NAME not in ("channel.close", "channel.close-ok")]
+    ctx.record(not answered, expected=f"nothing on channel {ch} for {QUICK:g} s after the client's channel.close "
+               "(our channel.flow discarded)",
+               observed="; ".join(f.summary() for f in answered[:3]) or "the channel.flow was discarded")
+    p.finish()

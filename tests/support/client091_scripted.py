@@ -197,6 +197,8 @@ class Client:
         if ch in self.closing and name not in ("channel.close", "channel.close-ok"):
             if "ack-after-close" in self.faults and name == "basic.deliver":
                 self.method(ch, spec.BasicAck(m.delivery_tag, False))
+            if "ack-after-close" in self.faults and name == "channel.flow":
+                self.method(ch, spec.ChannelFlowOk(m.active))
             return None  # discarded (channel.close/stability)
         if name == "connection.close":
             if self.closing_connection and "no-crossing-close-ok" in self.faults:

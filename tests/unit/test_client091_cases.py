@@ -101,6 +101,7 @@ FAULTS = {
     "amqp091/channel.flow/client-holds-content-while-stopped": "publish-while-paused",
     "amqp091/2.3.3/client-disconnects-on-channel-above-channel-max": "lenient",
     "amqp091/2.3.3/client-disconnects-on-oversized-header-frame": "accept-oversized",
+    "amqp091/channel.close/client-discards-flow-after-close": "ack-after-close",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
