@@ -183,3 +183,26 @@ def joins_split_get_body(ctx: Context) -> None:
     ok = bool(got) and length == len(body) and body.decode().startswith(shown.split("... (")[0])
     ctx.record(ok, expected=f"one message whose body is the {len(body)} octets sent",
                observed=f"delivered a body of {length} characters starting {shown[:40]!r}" if got else out.summary())
+
+
+ZERO_OR_MORE = ("When a peer sends such a method frame, it always follows it with a content header and zero or more "
+                "content body frames.")
+
+
+@case("amqp091/4.2.6/client-takes-empty-body", role="client",
+      title="a delivery of body-size 0 (a content header and no body frame) reaches the application, and so does "
+            "the next one",
+      guideline=ZERO_OR_MORE)
+def takes_empty_body(ctx: Context) -> None:
+    """A content is a header "and zero or more content body frames": with body-size 0 the
+    header alone completes it. A client that waits for a body frame takes the next delivery's
+    method as a method inside a content, or joins the two messages."""
+    p = open_conversation(ctx, "consume", count=2, ack=True)
+    p.responder.preload("amqpspec-q", ["", "after the empty one"])
+    p.serve()
+    out = needs_driver(p)
+    got = out.named("delivered")
+    bodies = [str(e.get("body", "")) for e in got]
+    ok = bodies[:2] == ["", "after the empty one"]
+    ctx.record(ok, expected="two deliveries: body '' and then 'after the empty one'",
+               observed=f"delivered bodies {bodies[:3]}" if got else out.summary(), guideline=ZERO_OR_MORE)

@@ -286,6 +286,8 @@ class Client:
             if len(state[2]) > state[1].body_size and not lenient:
                 raise Fatal(505, "UNEXPECTED_FRAME - body past its size")
         header = state[1]
+        if "wait-for-body" in self.faults and isinstance(item, HeaderFrame):
+            return  # the fault: a content is only complete after a body frame
         if header is not None and (len(state[2]) >= header.body_size or
                                    ("first-frame-only" in self.faults and isinstance(item, BodyFrame))):
             del self.content[item.channel]

@@ -102,6 +102,7 @@ FAULTS = {
     "amqp091/2.3.3/client-disconnects-on-channel-above-channel-max": "lenient",
     "amqp091/2.3.3/client-disconnects-on-oversized-header-frame": "accept-oversized",
     "amqp091/channel.close/client-discards-flow-after-close": "ack-after-close",
+    "amqp091/4.2.6/client-takes-empty-body": "wait-for-body",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
