@@ -439,13 +439,7 @@ class Client:
             return
         lk = self.links[ours]
         if lk["role"] == RECEIVER and len(data) > MAX_MESSAGE and self.bad != "accept-large":
-            self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=True, error=spec.Error(
-                condition=Symbol("amqp:link:message-size-exceeded"), description=f"{len(data)} octets"))))
-            lk["detached"] = True
-            emit("error", type="MessageSizeExceeded", message=f"{len(data)} octets")
-            self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
-            self.close()
-            raise Done(1)
+            self.link_error(ours, "amqp:link:message-size-exceeded", f"{len(data)} octets")
         # delivery-count is a serial number (RFC-1982): it wraps at 2^32
         lk["remote_dc"] = ((lk["remote_dc"] or 0) + 1) % (1 << 32 if self.bad != "no-wrap" else 1 << 33)
         lk["credit"] -= 1
@@ -456,8 +450,35 @@ class Client:
             body = bytes(data)[-20:]
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", "replace")
+        for key in self.unknown_annotations(data):   # 3.2.10: this client understands no annotation
+            if not key.startswith("x-opt-") and self.bad != "ignore-annotations":
+                self.link_error(ours, "amqp:not-implemented", f"annotation {key} not understood")
+            if key.startswith("x-opt-") and self.bad == "strict-annotations":
+                self.link_error(ours, "amqp:not-implemented", f"annotation {key} not understood")
         settled = bool(first.settled) if first.settled is not None or self.bad != "unset-settled-true" else True
         self.deliveries.append((ours, str(body), first.delivery_id, settled))
+
+    def unknown_annotations(self, data: bytes) -> list[str]:
+        try:
+            msg = Message.decode(bytes(data))
+        except Exception:  # noqa: BLE001 - an undecodable message has no annotations to judge
+            return []
+        keys = []
+        for section in (msg.delivery_annotations, msg.message_annotations, msg.footer):
+            value = getattr(section, "value", None)
+            if isinstance(value, dict):
+                keys += [str(k) for k in value]
+        return keys
+
+    def link_error(self, handle: int, condition: str, text: str) -> None:
+        """A link error (2.6.5): detach with the error, then end the conversation."""
+        self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True, error=spec.Error(
+            condition=Symbol(condition), description=text))))
+        self.links[handle]["detached"] = True
+        emit("error", type="LinkError", message=f"{condition}: {text}")
+        self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
+        self.close()
+        raise Done(1)
 
     # -- sending -----------------------------------------------------------------------------
     def transfer(self, handle: int, message: Message, n: int) -> int:

@@ -99,6 +99,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.7.3/client-no-new-deliveries-on-incomplete-unsettled": ("ignore-incomplete", "failed"),
     "2.7.5/client-ignores-more-on-aborted": ("more-over-aborted", "warning"),
     "2.6.5/client-detaches-on-message-size-exceeded": ("accept-large", "failed"),
+    "3.2.10/client-ignores-unknown-x-opt-annotation": ("strict-annotations", "failed"),
+    "3.2.10/client-detaches-on-unknown-annotation": ("ignore-annotations", "failed"),
 }
 
 
