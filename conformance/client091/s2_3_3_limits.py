@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from amqpspec.case import Context, case
 from amqpspec.verify import AnyClose, ConnectionException
-from amqpspec.wire.amqp091 import HeaderFrame, MethodFrame, spec
+from amqpspec.wire.amqp091 import BodyFrame, HeaderFrame, MethodFrame, spec
 
-from ._client import QUICK, check, open_conversation, unmet
+from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
 
 LIMITS = ("amqp091:2.3.3/3",)
 
@@ -57,3 +57,26 @@ def oversized_header(ctx: Context) -> None:
     check(ctx, obs, AnyClose(), clauses=LIMITS)
     check(ctx, obs, ConnectionException(501), clauses=("amqp091:4.2.3/7",), sets_close=False)
     p.finish()
+
+
+@case("amqp091/2.3.3/client-accepts-body-frame-at-frame-max", role="client",
+      title="a body frame of exactly frame-max (4096) octets is safe: the client takes the delivery whole",
+      clauses=LIMITS)
+def frame_at_max(ctx: Context) -> None:
+    """The limit is inclusive: a frame of frame-max octets "obeys the agreed limits, and so is
+    "safe"". One body frame of 4088 payload octets plus 8 of frame header and end is 4096."""
+    p, consumer = _consuming(ctx, frame_max=4096)
+    if p.peer.negotiated.frame_max != 4096:
+        unmet(f"frame-max 4096 negotiated (the client chose {p.peer.negotiated.frame_max})", p.serve(0.1))
+    ch = consumer.channel
+    body = b"m" * (4096 - 8)
+    p.peer.send(MethodFrame(ch, spec.BasicDeliver(consumer.tag, 1, False, "", consumer.queue)),
+                HeaderFrame(ch, 60, len(body), spec.BasicProperties()), BodyFrame(ch, body))
+    obs = p.serve()
+    out = needs_driver(p)
+    got = out.named("delivered")
+    length = got[0].get("body_length", len(str(got[0].get("body", "")))) if got else 0
+    errors = describe_errors(error_closes(obs))
+    ok = bool(got) and length == len(body) and not error_closes(obs)
+    ctx.record(ok, expected=f"one delivery of {len(body)} octets, no connection exception",
+               observed=(f"delivered {length} octets; {errors}" if got else f"{out.summary()}; {errors}"))

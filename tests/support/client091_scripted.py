@@ -330,6 +330,8 @@ class Client:
         self.heartbeat = 0 if "late-heartbeats" in self.faults else hb  # from tune on (4.2.7)
         self.method(0, spec.ConnectionTuneOk(chmax, fmax, hb))
         self.reader.max_payload = (fmax - 8) if fmax and "accept-oversized" not in self.faults else (16 << 20)
+        if fmax and "strict-frame-max" in self.faults:
+            self.reader.max_payload = fmax - 9  # the fault: a frame of exactly frame-max refused
         self.method(1 if "open-on-channel-1" in self.faults else 0, spec.ConnectionOpen("/", "", False))
         self.wait_for("connection.open-ok", 0, strict=True)
         self.heartbeat = hb

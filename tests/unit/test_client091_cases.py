@@ -103,6 +103,7 @@ FAULTS = {
     "amqp091/2.3.3/client-disconnects-on-oversized-header-frame": "accept-oversized",
     "amqp091/channel.close/client-discards-flow-after-close": "ack-after-close",
     "amqp091/4.2.6/client-takes-empty-body": "wait-for-body",
+    "amqp091/2.3.3/client-accepts-body-frame-at-frame-max": "strict-frame-max",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
