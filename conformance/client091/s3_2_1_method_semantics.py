@@ -3,7 +3,8 @@
 "The sending peer SHOULD wait for the specific reply method, but MAY implement this
 asynchronously" (3.2.1/2): a client that sends basic.qos waits for qos-ok before its next
 method on that channel -- we hold qos-ok back for a second and look whether anything came
-meanwhile (a pipelining client is a warning, the text allows it only as a MAY).
+meanwhile (a pipelining client is a warning, the text allows it only as a MAY). The same with
+channel.open held back: nothing on the new channel before its open-ok.
 
 A method the client cannot take -- an undefined method id of the connection class, a
 connection-class method on channel 1 -- is a frame "that was not expected"
@@ -28,14 +29,9 @@ UNEXPECTED = ("The peer sent a frame that was not expected, usually in the conte
 HOLD_S = 1.0
 
 
-@case("amqp091/3.2.1/client-waits-for-qos-ok", role="client",
-      title="after basic.qos the client sends nothing more on the channel until qos-ok (held back 1 s)",
-      clauses=("amqp091:3.2.1/2",))
-def waits_for_reply(ctx: Context) -> None:
-    p = open_conversation(ctx, "consume", count=1, prefetch=1, ack=True)
-    p.responder.preload("amqpspec-q", ["one"])
-    early: list[str] = []
-
+def _hold(p, early: list[str]):  # type: ignore[no-untyped-def]
+    """A responder override that holds the reply back HOLD_S seconds, noting in ``early``
+    what the client sends on the request's channel meanwhile."""
     def hold(frame: MethodFrame) -> None:
         until = time.monotonic() + HOLD_S
         while time.monotonic() < until:
@@ -50,14 +46,38 @@ def waits_for_reply(ctx: Context) -> None:
                 early.append(item.summary())
             p.peer.unread(item)
             break
-        return None  # then qos-ok, and what came early is handled in order
+        return None  # then the reply, and what came early is handled in order
+    return hold
 
-    p.responder.on("basic.qos", hold)
+
+@case("amqp091/3.2.1/client-waits-for-qos-ok", role="client",
+      title="after basic.qos the client sends nothing more on the channel until qos-ok (held back 1 s)",
+      clauses=("amqp091:3.2.1/2",))
+def waits_for_reply(ctx: Context) -> None:
+    p = open_conversation(ctx, "consume", count=1, prefetch=1, ack=True)
+    p.responder.preload("amqpspec-q", ["one"])
+    early: list[str] = []
+    p.responder.on("basic.qos", _hold(p, early))
     obs = p.serve()
     if not obs.methods("basic.qos"):
         unmet("basic.qos (prefetch=1)", obs)
     ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while qos-ok is held back",
                observed=("sent before qos-ok: " + "; ".join(early)) if early else "the client waited for qos-ok")
+    p.finish()
+
+
+@case("amqp091/3.2.1/client-waits-for-channel-open-ok", role="client",
+      title="after channel.open the client sends nothing on the channel until open-ok (held back 1 s)",
+      clauses=("amqp091:3.2.1/2",))
+def waits_for_open_ok(ctx: Context) -> None:
+    p = open_conversation(ctx, "publish", count=1)
+    early: list[str] = []
+    p.responder.on("channel.open", _hold(p, early))
+    obs = p.serve()
+    if not obs.methods("channel.open"):
+        unmet("channel.open", obs)
+    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while channel.open-ok is held back",
+               observed=("sent before open-ok: " + "; ".join(early)) if early else "the client waited for open-ok")
     p.finish()
 
 
