@@ -247,6 +247,7 @@ class Client:
         self.send(AMQPFrame(self.channel, spec.Attach(
             name=f"client10-{handle}", handle=handle, role=role, source=source, target=target, unsettled=unsettled,
             initial_delivery_count=0 if role == SENDER and self.bad != "no-initial-delivery-count" else None,
+            snd_settle_mode=0 if role == SENDER else None,   # unsettled: it waits for our outcomes
             max_message_size=MAX_MESSAGE if role == RECEIVER else None)))
         self.until(lambda f: self.links[handle]["remote"] is not None or self.links[handle]["detached"])
         return handle
@@ -504,8 +505,11 @@ class Client:
         did = self.next_delivery_id
         tag = b"x" if self.bad == "same-tag" else None if self.bad == "no-tag" else f"t{did}".encode()
         limit = 1 << 20 if self.bad == "ignore-max-frame" else self.remote_max_frame
+        presettled = self.bad == "settle-in-unsettled-mode"   # against the unsettled mode it attached with
+        if presettled:
+            self.settled_ids.add(did)
         frames = transfer_frames(self.channel, spec.Transfer(handle=handle, delivery_id=did, delivery_tag=tag,
-                                                             message_format=0, settled=False),
+                                                             message_format=0, settled=presettled),
                                  message.encode(), limit)
         lk["pending"] = max(0, lk["pending"] - 1)
         self.send(*frames)

@@ -101,6 +101,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.6.5/client-detaches-on-message-size-exceeded": ("accept-large", "failed"),
     "3.2.10/client-ignores-unknown-x-opt-annotation": ("strict-annotations", "failed"),
     "3.2.10/client-detaches-on-unknown-annotation": ("ignore-annotations", "failed"),
+    "2.7.5/client-settled-flag-follows-snd-settle-mode": ("settle-in-unsettled-mode", "failed"),
 }
 
 
