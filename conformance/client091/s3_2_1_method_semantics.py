@@ -4,7 +4,7 @@
 asynchronously" (3.2.1/2): a client that sends basic.qos waits for qos-ok before its next
 method on that channel -- we hold qos-ok back for a second and look whether anything came
 meanwhile (a pipelining client is a warning, the text allows it only as a MAY). The same with
-channel.open held back: nothing on the new channel before its open-ok.
+channel.open held back: nothing on the new channel before its open-ok; and with tx.select.
 
 A method the client cannot take -- an undefined method id of the connection class, a
 connection-class method on channel 1 -- is a frame "that was not expected"
@@ -78,6 +78,21 @@ def waits_for_open_ok(ctx: Context) -> None:
         unmet("channel.open", obs)
     ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while channel.open-ok is held back",
                observed=("sent before open-ok: " + "; ".join(early)) if early else "the client waited for open-ok")
+    p.finish()
+
+
+@case("amqp091/3.2.1/client-waits-for-tx-select-ok", role="client",
+      title="after tx.select the client publishes nothing until select-ok (held back 1 s)",
+      clauses=("amqp091:3.2.1/2",))
+def waits_for_select_ok(ctx: Context) -> None:
+    p = open_conversation(ctx, "tx", count=2)
+    early: list[str] = []
+    p.responder.on("tx.select", _hold(p, early))
+    obs = p.serve()
+    if not obs.methods("tx.select"):
+        unmet("tx.select", obs)
+    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while tx.select-ok is held back",
+               observed=("sent before select-ok: " + "; ".join(early)) if early else "the client waited for select-ok")
     p.finish()
 
 

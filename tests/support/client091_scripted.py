@@ -408,7 +408,9 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
         ch = c.open_channel()
         if workload in ("publish", "tx", "confirm"):
             if workload == "tx":
-                if "commit-without-select" not in faults:
+                if "pipeline" in faults:
+                    c.method(ch, spec.TxSelect())
+                elif "commit-without-select" not in faults:
                     c.call(ch, spec.TxSelect(), "tx.select-ok")
             if workload == "confirm":
                 c.call(ch, spec.ConfirmSelect(False), "confirm.select-ok")
