@@ -4,7 +4,8 @@
 asynchronously" (3.2.1/2): a client that sends basic.qos waits for qos-ok before its next
 method on that channel -- we hold qos-ok back for a second and look whether anything came
 meanwhile (a pipelining client is a warning, the text allows it only as a MAY). The same with
-channel.open held back: nothing on the new channel before its open-ok; and with tx.select.
+channel.open held back: nothing on the new channel before its open-ok; and with tx.select and
+tx.commit.
 
 A method the client cannot take -- an undefined method id of the connection class, a
 connection-class method on channel 1 -- is a frame "that was not expected"
@@ -93,6 +94,21 @@ def waits_for_select_ok(ctx: Context) -> None:
         unmet("tx.select", obs)
     ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while tx.select-ok is held back",
                observed=("sent before select-ok: " + "; ".join(early)) if early else "the client waited for select-ok")
+    p.finish()
+
+
+@case("amqp091/3.2.1/client-waits-for-tx-commit-ok", role="client",
+      title="after tx.commit the client sends nothing more on the channel until commit-ok (held back 1 s)",
+      clauses=("amqp091:3.2.1/2",))
+def waits_for_commit_ok(ctx: Context) -> None:
+    p = open_conversation(ctx, "tx", count=2)
+    early: list[str] = []
+    p.responder.on("tx.commit", _hold(p, early))
+    obs = p.serve()
+    if not obs.methods("tx.commit"):
+        unmet("tx.commit", obs)
+    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while tx.commit-ok is held back",
+               observed=("sent before commit-ok: " + "; ".join(early)) if early else "the client waited for commit-ok")
     p.finish()
 
 

@@ -425,7 +425,10 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                 emit("published", n=n)
                 c.wait_for(None, timeout=0.01)
             if workload == "tx":
-                c.call(ch, spec.TxCommit(), "tx.commit-ok")
+                if "pipeline" in faults:
+                    c.method(ch, spec.TxCommit())
+                else:
+                    c.call(ch, spec.TxCommit(), "tx.commit-ok")
             if workload == "confirm":
                 until = time.monotonic() + (0.5 if "confirm-timeout" in faults else timeout)
                 while len(c.confirms) < count and time.monotonic() < until and not c.closing:

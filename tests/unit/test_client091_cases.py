@@ -106,6 +106,7 @@ FAULTS = {
     "amqp091/2.3.3/client-accepts-body-frame-at-frame-max": "strict-frame-max",
     "amqp091/3.2.1/client-waits-for-channel-open-ok": "pipeline",
     "amqp091/3.2.1/client-waits-for-tx-select-ok": "pipeline",
+    "amqp091/3.2.1/client-waits-for-tx-commit-ok": "pipeline",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
