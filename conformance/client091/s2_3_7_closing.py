@@ -15,12 +15,14 @@ has not closed its channel at all (2.3.7/2).
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame, spec
+from amqpspec.wire.amqp091 import BodyFrame, HeaderFrame, HeartbeatFrame, MethodFrame, spec
 
 from ._client import QUICK, check, open_conversation, unmet
 from amqpspec.verify import Replies
 
 HANDSHAKE = ("amqp091:2.3.7/1", "amqp091:2.3.7/2")
+CONTENT = ("When a peer sends such a method frame, it always follows it with a content header and zero or more "
+           "content body frames.")
 
 
 def _is(name: str, channel: int | None = None):  # type: ignore[no-untyped-def]
@@ -286,4 +288,39 @@ def discards_flow_after_channel_close(ctx: Context) -> None:
     ctx.record(not answered, expected=f"nothing on channel {ch} for {QUICK:g} s after the client's channel.close "
                "(our channel.flow discarded)",
                observed="; ".join(f.summary() for f in answered[:3]) or "the channel.flow was discarded")
+    p.finish()
+
+
+@case("amqp091/2.3.7/client-answers-channel-close-while-publishing", role="client",
+      title="a channel.close arriving while the client sends 20 000-octet contents in 4096-octet frames is "
+            "answered with close-ok, after the content in progress",
+      clauses=("amqp091:2.3.7/2",))
+def answers_close_while_publishing(ctx: Context) -> None:
+    """The close comes right after the first content header: the client is between frames of
+    a content. It answers close-ok (2.3.7/2) -- and as a content is a header "and zero or
+    more content body frames" carried to its end, the close-ok follows the last body frame."""
+    p = open_conversation(ctx, "publish", count=3, body="w" * 20_000, handshake={"frame_max": 4096})
+    first = p.serve(QUICK * 2, stop=lambda f: isinstance(f, HeaderFrame))
+    headers = [f for f in first.received if isinstance(f, HeaderFrame)]
+    if not headers:
+        unmet("a published content", first)
+    ch = headers[0].channel
+    p.responder.close_channel(ch, 406, "PRECONDITION_FAILED - amqpspec closes the channel", 60, 40)
+    obs = p.serve(QUICK * 2, stop=_is("channel.close-ok", ch))
+    check(ctx, obs, Replies("channel.close-ok", ch))
+    # the content in progress at the close-ok: its octets so far against its header's size
+    left = headers[0].body_size - sum(len(f.data) for f in first.received if isinstance(f, BodyFrame))
+    cut = None
+    for f in obs.received:
+        if isinstance(f, HeaderFrame) and f.channel == ch:
+            left = f.body_size
+        elif isinstance(f, BodyFrame) and f.channel == ch:
+            left -= len(f.data)
+        elif isinstance(f, MethodFrame) and f.method.NAME == "channel.close-ok" and f.channel == ch:
+            cut = left
+            break
+    if cut is not None:
+        ctx.record(cut <= 0, expected="close-ok after the last body frame of the content in progress",
+                   observed=f"close-ok with {cut} octets of the content still to come" if cut > 0
+                   else "close-ok after a complete content", guideline=CONTENT)
     p.finish()
