@@ -324,3 +324,20 @@ def answers_close_while_publishing(ctx: Context) -> None:
                    observed=f"close-ok with {cut} octets of the content still to come" if cut > 0
                    else "close-ok after a complete content", guideline=CONTENT)
     p.finish()
+
+
+@case("amqp091/2.3.7/client-answers-connection-close-while-publishing", role="client",
+      title="a connection.close arriving while the client sends 20 000-octet contents in 4096-octet frames is "
+            "answered with close-ok",
+      clauses=("amqp091:2.3.7/2",))
+def answers_connection_close_while_publishing(ctx: Context) -> None:
+    """The close comes right after the first content header, the client between frames of a
+    content: "The receiving peer MUST respond to a Close with a Close-Ok" (2.3.7/2)."""
+    p = open_conversation(ctx, "publish", count=3, body="v" * 20_000, handshake={"frame_max": 4096})
+    first = p.serve(QUICK * 2, stop=lambda f: isinstance(f, HeaderFrame))
+    if not any(isinstance(f, HeaderFrame) for f in first.received):
+        unmet("a published content", first)
+    p.peer.close_connection(320, "CONNECTION_FORCED - amqpspec closes the connection")
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, Replies("connection.close-ok", 0))
+    p.finish()

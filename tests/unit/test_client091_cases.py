@@ -108,6 +108,7 @@ FAULTS = {
     "amqp091/3.2.1/client-waits-for-tx-select-ok": "pipeline",
     "amqp091/3.2.1/client-waits-for-tx-commit-ok": "pipeline",
     "amqp091/2.3.7/client-answers-channel-close-while-publishing": "no-channel-close-ok",
+    "amqp091/2.3.7/client-answers-connection-close-while-publishing": "no-close-ok",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
