@@ -18,7 +18,7 @@ from amqpspec.reports.console import case_sort_key, format_close, section_sort_k
 from .status import STATUSES, Badness, badness, case_category, clause_status
 
 VERDICTS = ("passed", "failed", "warning", "informational", "skipped", "error")
-FAMILIES = ("MUST", "SHOULD", "MAY", "NONE", "UNKNOWN")
+FAMILIES = ("MUST", "SHOULD", "MAY", "DEFINITION", "NONE", "UNKNOWN")
 PROTOCOL_SLUGS = {"0-9-1": "amqp091", "1.0": "amqp10"}
 
 

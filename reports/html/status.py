@@ -27,7 +27,7 @@ STATUSES: dict[str, tuple[str, str]] = {
     "unaccounted": ("unaccounted", "neither covered by a case nor listed as untested"),
 }
 
-_FAMILY_RANK = {"MUST": 0, "SHOULD": 1, "MAY": 2, "NONE": 3, "UNKNOWN": 4}
+_FAMILY_RANK = {"MUST": 0, "SHOULD": 1, "MAY": 2, "DEFINITION": 3, "NONE": 4, "UNKNOWN": 5}
 
 
 def clause_status(rows: Iterable[dict[str, Any]]) -> str | None:
@@ -82,5 +82,5 @@ class Badness:
 
 def badness(category: str, failing_families: Iterable[str], section_key: tuple[Any, ...],
             case_key: tuple[Any, ...]) -> Badness:
-    fam = min((_FAMILY_RANK.get(f, 4) for f in failing_families), default=4)
+    fam = min((_FAMILY_RANK.get(f, 5) for f in failing_families), default=5)
     return Badness(_CATEGORY_RANK.get(category, 3), fam, section_key, case_key)

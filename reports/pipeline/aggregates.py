@@ -478,7 +478,8 @@ class Aggregator:
             if cid not in self.catalog.clause_levels:
                 continue
             c = clauses.get(cid)
-            out[cid] = {"level": c.level.value, "family": c.level.family, "section": c.section,
+            out[cid] = {"level": c.level.value, "family": self.catalog.clause_families.get(cid, c.level.family),
+                        "section": c.section,
                         "section_title": c.section_title, "text": c.text}
         return out
 

@@ -23,15 +23,18 @@ shuffle, no file to ship, and executors on a cluster need nothing but the JVM.
 from __future__ import annotations
 
 import functools
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from amqpspec.result import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
 
-FAMILIES: tuple[str, ...] = ("MUST", "SHOULD", "MAY", "NONE", "UNKNOWN")
+# DEFINITION: the documentation sentences cases quote (amqpspec.clauses, documentation=True) --
+# definitions, and keyword sentences outside the counted rules -- reported apart from MUST/SHOULD/MAY
+FAMILIES: tuple[str, ...] = ("MUST", "SHOULD", "MAY", "DEFINITION", "NONE", "UNKNOWN")
 SEVERITY: dict[str, int] = {v.value: v.severity for v in Verdict}
 UNKNOWN = "unknown"
 # a password in a URL never reaches the dataset, even from a hand-edited file
@@ -46,6 +49,7 @@ class Catalog:
     clause_protocol: dict[str, str]
     case_levels: dict[str, str]
     family_totals: dict[str, dict[str, int]]   # protocol -> family -> clauses in the catalog
+    clause_families: dict[str, str] = dataclasses.field(default_factory=dict)  # clause id -> family
 
     @staticmethod
     def family_of(level: str | None) -> str:
@@ -62,19 +66,29 @@ def load_catalog() -> Catalog:
     from amqpspec.case import discover
 
     levels: dict[str, str] = {}
+    families: dict[str, str] = {}
     protocol_of: dict[str, str] = {}
     totals: dict[str, dict[str, int]] = {}
     for protocol in clauses.PROTOCOLS:
         fam = totals.setdefault(protocol, {f: 0 for f in FAMILIES})
-        for clause in clauses.by_id(protocol, extensions=True).values():
+        for clause in clauses.by_id(protocol, extensions=True, documentation=True).values():
             levels[clause.id] = clause.level.value
             protocol_of[clause.id] = protocol
-            fam[clause.level.family] += 1
+            families[clause.id] = clause_family(clause)
+            fam[families[clause.id]] += 1
     cases: dict[str, str] = {}
     for protocol in clauses.PROTOCOLS:
         for spec in discover(protocol):
             cases[spec.id] = spec.level.value if spec.level is not None else ""
-    return Catalog(levels, protocol_of, cases, totals)
+    return Catalog(levels, protocol_of, cases, totals, families)
+
+
+def clause_family(clause: Any) -> str:
+    """The report bucket of a clause: its level's family, or DEFINITION for a documentation
+    sentence whatever its keyword (the MUST/SHOULD/MAY buckets count the catalog's clauses only)."""
+    from amqpspec import clauses
+
+    return "DEFINITION" if clauses.is_documentation(clause) else clause.level.family
 
 
 def _lookup(spark: "SparkSession", mapping: dict[str, str], key: str, value: str) -> "DataFrame":
@@ -95,6 +109,7 @@ def _family(level: "Column") -> "Column":
     return (F.when(level.isin("MUST", "MUST NOT"), "MUST")
             .when(level.isin("SHOULD", "SHOULD NOT"), "SHOULD")
             .when(level == "MAY", "MAY")
+            .when(level == "definition", "DEFINITION")
             .otherwise("NONE"))
 
 
@@ -201,11 +216,12 @@ def result_rows(staged: "DataFrame", catalog: Catalog) -> "DataFrame":
                       .when(all_max >= 0, F.lit("passed"))   # checks decided other clauses, none this one
                       .otherwise(verdict))
 
-    # the catalog joins as two small broadcast tables: a hash lookup per row (a map literal
+    # the catalog joins as three small broadcast tables: a hash lookup per row (a map literal
     # would be searched linearly, hundreds of comparisons per row)
     spark = staged.sparkSession
     exploded = (exploded
                 .join(F.broadcast(_lookup(spark, catalog.clause_levels, "clause", "clause_level")), "clause", "left")
+                .join(F.broadcast(_lookup(spark, catalog.clause_families, "clause", "clause_family")), "clause", "left")
                 .join(F.broadcast(_lookup(spark, catalog.case_levels, "case_id", "own_level")),
                       r["case"] == F.col("case_id"), "left"))
     clause_level = F.col("clause_level")
@@ -215,7 +231,7 @@ def result_rows(staged: "DataFrame", catalog: Catalog) -> "DataFrame":
     level = F.when(clause.isNull(), own_level).otherwise(clause_level)
     family = (F.when(clause.isNull(), F.when(own_level.isNotNull(), _family(own_level)))
               .when(clause_level.isNull(), F.lit("UNKNOWN"))
-              .otherwise(_family(clause_level)))
+              .otherwise(F.coalesce(F.col("clause_family"), _family(clause_level))))
     close = r["close"]
     evidence = r["evidence"]
 

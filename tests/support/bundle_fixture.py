@@ -23,7 +23,7 @@ from amqpspec.case import REGISTRY, discover
 from amqpspec.result import Verdict, worst
 
 VERDICTS = [v.value for v in Verdict]
-FAMILIES = ["MUST", "SHOULD", "MAY", "NONE", "UNKNOWN"]
+FAMILIES = ["MUST", "SHOULD", "MAY", "DEFINITION", "NONE", "UNKNOWN"]
 _RANK = {"passed": 0, "informational": 0, "warning": 1, "failed": 2}
 
 
@@ -206,12 +206,14 @@ def build_bundle(result_files: Iterable[str | Path], out_dir: str | Path,
 
     def family_of(cid: str) -> str:
         clause = _clause(cid)
-        return clause.level.family if clause else "UNKNOWN"
+        if clause is None:
+            return "UNKNOWN"
+        return "DEFINITION" if catalog.is_documentation(clause) else clause.level.family
 
     def levels(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out = {}
         outcomes = clause_outcomes(run)
-        cat = Counter(c.level.family for c in catalog.catalog(run["protocol"], extensions=True))
+        cat = Counter(family_of(c.id) for c in catalog.catalog(run["protocol"], extensions=True, documentation=True))
         for fam in FAMILIES:
             got = [o for cid, o in outcomes.items() if family_of(cid) == fam]
             passed, failed = got.count("passed"), got.count("failed")
