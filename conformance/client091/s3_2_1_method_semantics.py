@@ -4,8 +4,8 @@
 asynchronously" (3.2.1/2): a client that sends basic.qos waits for qos-ok before its next
 method on that channel -- we hold qos-ok back for a second and look whether anything came
 meanwhile (a pipelining client is a warning, the text allows it only as a MAY). The same with
-channel.open held back: nothing on the new channel before its open-ok; and with tx.select and
-tx.commit.
+channel.open held back: nothing on the new channel before its open-ok; and with tx.select,
+tx.commit and confirm.select (a synchronous method of RabbitMQ's, unless no-wait).
 
 A method the client cannot take -- an undefined method id of the connection class, a
 connection-class method on channel 1 -- is a frame "that was not expected"
@@ -109,6 +109,22 @@ def waits_for_commit_ok(ctx: Context) -> None:
         unmet("tx.commit", obs)
     ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while tx.commit-ok is held back",
                observed=("sent before commit-ok: " + "; ".join(early)) if early else "the client waited for commit-ok")
+    p.finish()
+
+
+@case("amqp091/3.2.1/client-waits-for-confirm-select-ok", role="client",
+      title="after confirm.select (RabbitMQ's publisher confirms) the client publishes nothing until select-ok "
+            "(held back 1 s)",
+      clauses=("amqp091:3.2.1/2",))
+def waits_for_confirm_select_ok(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=2)
+    early: list[str] = []
+    p.responder.on("confirm.select", _hold(p, early))
+    obs = p.serve()
+    if not obs.methods("confirm.select"):
+        unmet("confirm.select", obs)
+    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while confirm.select-ok is held back",
+               observed=("sent before select-ok: " + "; ".join(early)) if early else "the client waited for select-ok")
     p.finish()
 
 

@@ -413,7 +413,10 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                 elif "commit-without-select" not in faults:
                     c.call(ch, spec.TxSelect(), "tx.select-ok")
             if workload == "confirm":
-                c.call(ch, spec.ConfirmSelect(False), "confirm.select-ok")
+                if "pipeline" in faults:
+                    c.method(ch, spec.ConfirmSelect(False))
+                else:
+                    c.call(ch, spec.ConfirmSelect(False), "confirm.select-ok")
             for n in range(1, count + 1):
                 if ch not in c.open_channels and "publish-after-close" not in faults:
                     emit("error", type="ChannelClosed", message="the server closed the channel")

@@ -109,6 +109,7 @@ FAULTS = {
     "amqp091/3.2.1/client-waits-for-tx-commit-ok": "pipeline",
     "amqp091/2.3.7/client-answers-channel-close-while-publishing": "no-channel-close-ok",
     "amqp091/2.3.7/client-answers-connection-close-while-publishing": "no-close-ok",
+    "amqp091/3.2.1/client-waits-for-confirm-select-ok": "pipeline",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
