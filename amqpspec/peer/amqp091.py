@@ -175,14 +175,7 @@ class Peer(StreamPeer):
 
     def expect(self, *names: str, channel: int | None = None, timeout: float = 5.0) -> MethodFrame:
         """Waits for one of the named methods; heartbeats are skipped, anything else raises."""
-        wanted = " or ".join(names) + (f" on channel {channel}" if channel is not None else "")
-        while True:
-            item = self.recv(timeout)
-            if isinstance(item, HeartbeatFrame):
-                continue
-            if isinstance(item, MethodFrame) and item.method.NAME in names and (channel is None or item.channel == channel):
-                return item
-            raise UnexpectedReply(wanted, item)
+        return expect_method(self, names, channel, timeout)
 
     def expect_header(self, timeout: float = 5.0) -> Item | None:
         """The first thing the broker sends after our protocol header: a header, a frame or a close."""
@@ -409,6 +402,19 @@ class Peer(StreamPeer):
 
     def abort(self) -> None:
         self.link.shutdown()
+
+
+def expect_method(peer: StreamPeer, names: tuple[str, ...], channel: int | None, timeout: float) -> MethodFrame:
+    """The next non-heartbeat frame ``peer`` receives, if it is one of the named methods (on
+    ``channel`` when given); anything else raises. Both 0-9-1 roles (client and server) wait this way."""
+    wanted = " or ".join(names) + (f" on channel {channel}" if channel is not None else "")
+    while True:
+        item = peer.recv(timeout)
+        if isinstance(item, HeartbeatFrame):
+            continue
+        if isinstance(item, MethodFrame) and item.method.NAME in names and (channel is None or item.channel == channel):
+            return item
+        raise UnexpectedReply(wanted, item)
 
 
 def _words(value: Any) -> list[str]:

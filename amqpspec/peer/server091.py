@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from amqpspec.peer.amqp091 import Observation, UnexpectedReply, _masked
+from amqpspec.peer.amqp091 import Observation, UnexpectedReply, _masked, expect_method
 from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError, StreamPeer
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import (
@@ -252,14 +252,7 @@ class ServerPeer(StreamPeer):
 
     def expect(self, *names: str, channel: int | None = None, timeout: float = 5.0) -> MethodFrame:
         """Waits for one of the named methods from the client; heartbeats are skipped."""
-        wanted = " or ".join(names) + (f" on channel {channel}" if channel is not None else "")
-        while True:
-            item = self.recv(timeout)
-            if isinstance(item, HeartbeatFrame):
-                continue
-            if isinstance(item, MethodFrame) and item.method.NAME in names and (channel is None or item.channel == channel):
-                return item
-            raise UnexpectedReply(wanted, item)
+        return expect_method(self, names, channel, timeout)
 
     # ------------------------------------------------------------------ handshake
     def handshake(
