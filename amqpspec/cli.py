@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ import click
 from amqpspec import __version__
 from amqpspec.cliutil import Seconds, check_output_file, fail, guarded, parse_target, password_option
 from amqpspec.errors import UsageError
+from amqpspec.run_outputs import finish_outputs
 from amqpspec.defaults import JOBS as DEFAULT_JOBS
 from amqpspec.sanitize import safe_line
 
@@ -95,7 +95,7 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
 
     from rich.console import Console
 
-    from amqpspec.reports.console import ConsoleReporter, run_failed
+    from amqpspec.reports.console import ConsoleReporter
 
     console = Console(highlight=False)
     reporter = ConsoleReporter(console, verbose=verbose, strict=strict)
@@ -122,27 +122,8 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
         if writer is not None:
             writer.close()
     reporter.finish(results, time.monotonic() - t0)
-    if junit_path:
-        from amqpspec.reports.junit import write_junit
-
-        write_junit(results, junit_path, strict=strict)
-    if write_baseline_path:
-        bl.write_baseline(write_baseline_path, results, target.url(), target.broker.identity())
-        click.echo(f"baseline written to {write_baseline_path}")
-    if baseline is not None:
-        cmp = bl.compare(results, baseline, strict)
-        for case_id, was, now in cmp.improvements:
-            click.echo(safe_line(f"improved: {case_id}: {was} -> {now}"))
-        for case_id, was, now in cmp.regressions:
-            click.echo(safe_line(f"REGRESSION: {case_id}: {was} -> {now}"))
-        for case_id, now in cmp.new_failures:
-            click.echo(safe_line(f"NEW FAILURE: {case_id}: {now}"))
-        failed = bool(cmp.regressions or cmp.new_failures)
-        click.echo(f"baseline {safe_line(baseline_path)}: {len(cmp.regressions)} regressions, {len(cmp.new_failures)} new failures, "
-                   f"{len(cmp.improvements)} improvements")
-    else:
-        failed = run_failed(results, strict)
-    sys.exit(1 if failed else 0)
+    finish_outputs(results, target, strict=strict, junit_path=junit_path, write_baseline_path=write_baseline_path,
+                   baseline=baseline, baseline_path=baseline_path, show_improvements=True)
 
 
 @main.command()

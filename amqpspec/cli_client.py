@@ -9,7 +9,6 @@ JUnit, baselines and exit codes (0 nothing failed, 1 failures, 2 usage errors).
 from __future__ import annotations
 
 import random
-import sys
 import time
 from typing import Any
 
@@ -17,6 +16,7 @@ import click
 
 from amqpspec.cliutil import Seconds, check_output_file, guarded
 from amqpspec.errors import UsageError
+from amqpspec.run_outputs import finish_outputs
 from amqpspec.sanitize import safe_line
 
 
@@ -48,7 +48,7 @@ def _report(target: Any, chosen: list[Any], options: Any, *, json_path: str | No
     from rich.console import Console
 
     from amqpspec import baseline as bl
-    from amqpspec.reports.console import ConsoleReporter, run_failed
+    from amqpspec.reports.console import ConsoleReporter
     from amqpspec.result import ResultWriter
 
     baseline = bl.load_baseline(baseline_path) if baseline_path else None
@@ -72,23 +72,8 @@ def _report(target: Any, chosen: list[Any], options: Any, *, json_path: str | No
         if writer is not None:
             writer.close()
     reporter.finish(results, time.monotonic() - t0)
-    if junit_path:
-        from amqpspec.reports.junit import write_junit
-
-        write_junit(results, junit_path, strict=strict)
-    if write_baseline_path:
-        bl.write_baseline(write_baseline_path, results, target.url(), target.broker.identity())
-        click.echo(f"baseline written to {write_baseline_path}")
-    if baseline is not None:
-        cmp = bl.compare(results, baseline, strict)
-        for case_id, was, now in cmp.regressions:
-            click.echo(safe_line(f"REGRESSION: {case_id}: {was} -> {now}"))
-        for case_id, now in cmp.new_failures:
-            click.echo(safe_line(f"NEW FAILURE: {case_id}: {now}"))
-        failed = bool(cmp.regressions or cmp.new_failures)
-    else:
-        failed = run_failed(results, strict)
-    sys.exit(1 if failed else 0)
+    finish_outputs(results, target, strict=strict, junit_path=junit_path, write_baseline_path=write_baseline_path,
+                   baseline=baseline, baseline_path=baseline_path, show_improvements=False)
 
 
 def _common(func: Any) -> Any:
