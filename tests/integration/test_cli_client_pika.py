@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli_serve import amqpspec, serve_one_case
+
 REQUIRED_KEYS = {"case", "clauses", "protocol", "verdict", "close", "target", "broker", "duration_s",
                  "seed", "evidence", "transcript", "role", "driver", "library", "library_version"}
 FOCUS = ["amqp091/4.2.2/client-sends-protocol-header", "amqp091/2.3.7/client-answers-channel-close",
@@ -22,11 +24,6 @@ FOCUS = ["amqp091/4.2.2/client-sends-protocol-header", "amqp091/2.3.7/client-ans
          "amqp091/4.2.3/client-respects-frame-max", "amqp091/connection.start-ok/client-properties-fields"]
 
 pika = pytest.importorskip("pika")
-
-
-def amqpspec(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "amqpspec.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_client_run_with_pika(tmp_path: Path) -> None:
@@ -57,23 +54,8 @@ def test_client_run_with_pika(tmp_path: Path) -> None:
 
 
 def test_serve_mode_judges_a_client_it_did_not_launch(tmp_path: Path) -> None:
-    out = tmp_path / "serve.jsonl"
-    port = 5990 + (int(time.time()) % 9)
-    proc = subprocess.Popen([sys.executable, "-m", "amqpspec.cli", "serve", "--listen", f"127.0.0.1:{port}",
-                             "--case", "amqp091/connection.start-ok/client-properties-fields", "--json", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()  # printed once the peer listens
-        assert first.startswith("serving 1 cases on amqp://127.0.0.1:"), first
-        driver = Path(__file__).resolve().parents[2] / "drivers" / "pika" / "driver.py"
-        subprocess.run([sys.executable, str(driver), f"amqp://guest:guest@127.0.0.1:{port}/", "connect"],
-                       capture_output=True, timeout=20)
-        stdout, stderr = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert proc.returncode == 0, first + stdout + stderr
-    record = json.loads(out.read_text().splitlines()[0])
+    record = serve_one_case(tmp_path / "serve.jsonl", 5990, ["--case", "amqp091/connection.start-ok/client-properties-fields"],
+                            "pika")
     assert record["verdict"] == "passed" and record["role"] == "client" and record["driver"] == "external"
     assert record["replay"].startswith("amqpspec serve ")
 

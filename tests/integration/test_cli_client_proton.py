@@ -8,12 +8,12 @@ the replay command, exit codes, and that the per-run password the driver got app
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli_serve import amqpspec, serve_one_case
 
 REQUIRED_KEYS = {"case", "clauses", "protocol", "verdict", "close", "target", "broker", "duration_s",
                  "seed", "evidence", "transcript", "role", "driver", "library", "library_version"}
@@ -23,11 +23,6 @@ FOCUS = ["amqp10/2.2/client-sends-header-at-once", "amqp10/5.3.3.2/client-uses-s
          "amqp10/3.5.3/client-dynamic-source-without-address"]
 
 proton = pytest.importorskip("proton")
-
-
-def amqpspec(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "amqpspec.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_client_run_with_qpid_proton_python(tmp_path: Path) -> None:
@@ -57,23 +52,8 @@ def test_client_run_with_qpid_proton_python(tmp_path: Path) -> None:
 
 
 def test_serve_mode_judges_a_1_0_client_it_did_not_launch(tmp_path: Path) -> None:
-    out = tmp_path / "serve.jsonl"
-    port = 5980 + (int(time.time()) % 9)
-    proc = subprocess.Popen([sys.executable, "-m", "amqpspec.cli", "serve", "--protocol", "1.0", "--listen",
-                             f"127.0.0.1:{port}", "--case", "amqp10/2.4.3/client-closes-with-close", "--json", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()  # printed once the peer listens
-        assert first.startswith("serving 1 cases on amqp://127.0.0.1:"), first
-        driver = Path(__file__).resolve().parents[2] / "drivers" / "qpid-proton-python" / "driver.py"
-        subprocess.run([sys.executable, str(driver), f"amqp://guest:guest@127.0.0.1:{port}/", "connect"],
-                       capture_output=True, timeout=20)
-        stdout, stderr = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert proc.returncode == 0, first + stdout + stderr
-    record = json.loads(out.read_text().splitlines()[0])
+    record = serve_one_case(tmp_path / "serve.jsonl", 5980,
+                            ["--protocol", "1.0", "--case", "amqp10/2.4.3/client-closes-with-close"], "qpid-proton-python")
     assert record["verdict"] == "passed" and record["role"] == "client" and record["driver"] == "external"
     assert record["protocol"] == "1.0" and record["replay"].startswith("amqpspec serve --protocol 1.0 ")
 
