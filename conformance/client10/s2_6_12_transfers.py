@@ -16,9 +16,9 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.peer.session10 import Receiver, Sender
 from amqpspec.peer.session10 import covers
-from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._client import QUICK, await_receiver, await_sender, client_closed, describe_frames, named, needs_driver, \
+from ._aborted import abort_then_second
+from ._client import QUICK, await_receiver, await_sender, client_closed, describe_frames, named, \
     open_conversation, unmet
 
 
@@ -47,19 +47,7 @@ def settles_first(ctx: Context) -> None:
       title="a delivery aborted after its first frame is not given to the application; the next message is",
       clauses=("amqp10:2.6.14/5",))
 def discards_aborted(ctx: Context) -> None:
-    p = open_conversation(ctx, "receive", count=1, credit=5)
-    _, snd = await_sender(p, credit=2)
-    frames = snd.transfer_frames("aborted-" + "a" * 3000, max_frame_size=1024)
-    if len(frames) < 2:
-        unmet("a delivery split in frames")
-    first = frames[0]
-    abort = AMQPFrame(first.channel, spec.Transfer(handle=snd.handle, aborted=True, more=False))
-    p.peer.send(first, abort)
-    snd.session.next_outgoing_id = (snd.session.next_outgoing_id - len(frames) + 2) % (1 << 32)
-    snd.send("second")
-    obs = p.serve()
-    out = needs_driver(p)
-    got = [str(e.get("body", "")) for e in out.named("delivered")]
+    got, obs = abort_then_second(ctx, more=False)
     ok = bool(got) and got[0] == "second"
     ctx.record(ok, expected="the application's first message is 'second' (the aborted one discarded)",
                observed=f"delivered {got[:2]}; {client_closed(obs)}")

@@ -11,29 +11,16 @@ glued to its bytes.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._client import await_sender, client_closed, needs_driver, open_conversation, unmet
+from ._aborted import abort_then_second
+from ._client import client_closed
 
 
 @case("amqp10/2.7.5/client-ignores-more-on-aborted", role="client",
       title="a delivery aborted by a transfer that also says more=true is over: the next message reaches the application whole",
       clauses=("amqp10:2.7.5/11",))
 def ignores_more_on_aborted(ctx: Context) -> None:
-    p = open_conversation(ctx, "receive", count=1, credit=5)
-    _, snd = await_sender(p, credit=2)
-    frames = snd.transfer_frames("aborted-" + "a" * 3000, max_frame_size=1024)
-    if len(frames) < 2:
-        unmet("a delivery split in frames")
-    first = frames[0]
-    abort = AMQPFrame(first.channel, spec.Transfer(handle=snd.handle, aborted=True, more=True))
-    p.peer.send(first, abort)
-    # two transfer frames of the aborted delivery went out, not all of them
-    snd.session.next_outgoing_id = (snd.session.next_outgoing_id - len(frames) + 2) % (1 << 32)
-    snd.send("second")
-    obs = p.serve()
-    out = needs_driver(p)
-    got = [str(e.get("body", "")) for e in out.named("delivered")]
+    got, obs = abort_then_second(ctx, more=True)
     ok = bool(got) and got[0] == "second"
     ctx.record(ok, expected="the application's first message is 'second' (the aborted one over, more ignored)",
                observed=f"delivered {[g[:40] for g in got[:2]]}; {client_closed(obs)}")
