@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from amqpspec.peer.amqp091 import Observation, UnexpectedReply, _masked, expect_method
-from amqpspec.peer.base import Closed, DeadlineExceeded, Link, PeerError, StreamPeer
+from amqpspec.peer.base import DeadlineExceeded, Link, PeerError, StreamPeer
+from amqpspec.peer.server_role import ServerRole
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import (
     FRAME_OVERHEAD, PROTOCOL_HEADER, SPEC, BodyFrame, FrameReader, HeaderFrame, HeartbeatFrame,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 #: large enough to see (and judge) a frame far past a small negotiated frame-max, small
 #: enough that one connection cannot make the suite buffer more
 READ_CAP = 4 << 20
-CLOSE_DRAIN_S = 1.0       # after close-ok: how long to wait for the client to close the socket
 ACCEPT_BACKLOG = 8
 FRAME_MIN_SIZE = spec.FRAME_MIN_SIZE  # 4096: what both peers accept before tuning
 
@@ -192,7 +192,7 @@ class SentContent:
         return self.header is not None and len(self.body) >= self.header.body_size
 
 
-class ServerPeer(StreamPeer):
+class ServerPeer(ServerRole, StreamPeer):
     """One accepted AMQP 0-9-1 connection, played from the broker's side."""
 
     STAGES = ("new", "header", "start-ok", "tune-ok", "open-ok")
@@ -341,55 +341,11 @@ class ServerPeer(StreamPeer):
         started = time.monotonic()
         until = started + max(0.0, self.link.remaining(window) - 0.05)
         beat = self.negotiated.heartbeat if heartbeats else 0
-        while True:
-            now = time.monotonic()
-            left = until - now
-            if left <= 0:
-                break
-            if beat and now - self.last_sent >= beat / 2:
-                self.send(HeartbeatFrame(0))
-            wait = min(left, beat / 2) if beat else left
-            item = self.recv(wait)
-            if item is None:
-                if self.framing_error is not None:
-                    obs.framing_error = self.framing_error
-                    obs.end = "framing-error"
-                    if self.link.closed is None:
-                        continue
-                    break
-                continue
-            if isinstance(item, Closed):
-                obs.end = item.how if item.how != "local" else "fin"
-                break
-            obs.received.append(item)
-            finished = responder.handle(item)
-            if stop is not None and stop(item):
-                obs.end = "stopped"
-                break
-            if finished:
-                obs.replied_close_ok = self.close_ok_sent
-                obs.end = self._await_socket_close(min(until, time.monotonic() + CLOSE_DRAIN_S), obs)
-                break
-        if self.framing_error is not None and obs.framing_error is None:
-            obs.framing_error = self.framing_error
-            if obs.end == "open":
-                obs.end = "framing-error"
-        obs.elapsed = time.monotonic() - started
-        return obs
+        return self._serve_loop(obs, started, until, beat=beat / 2, keepalive=lambda: self.send(HeartbeatFrame(0)),
+                                handle=responder.handle, stop=stop, on_closed=self._record_close_ok)
 
-    def _await_socket_close(self, until: float, obs: Observation) -> str:
-        while True:
-            left = until - time.monotonic()
-            if left <= 0:
-                return "stopped"
-            item = self.recv(left)
-            if item is None:
-                if self.framing_error is not None:
-                    return "framing-error"
-                return "stopped"
-            if isinstance(item, Closed):
-                return item.how if item.how != "local" else "fin"
-            obs.received.append(item)
+    def _record_close_ok(self, obs: Observation) -> None:
+        obs.replied_close_ok = self.close_ok_sent
 
     def close_connection(self, code: int = 320, text: str = "CONNECTION_FORCED - amqpspec", class_id: int = 0,
                          method_id: int = 0) -> None:

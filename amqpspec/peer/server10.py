@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from amqpspec.peer.amqp10 import Observation, Peer, UnexpectedReply, performative_name
-from amqpspec.peer.base import Closed, Link
+from amqpspec.peer.base import Link
+from amqpspec.peer.server_role import ServerRole
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, FrameReader, ProtocolHeader, SASLFrame, Symbol, frame, spec
 from amqpspec.wire.amqp10.frames import Decoded
@@ -37,7 +38,6 @@ __all__ = ["ServerPeer10", "ClientOpened", "READ_CAP", "MAX_FRAME_SIZE", "header
 READ_CAP = 4 << 20          # the largest frame a client may announce before its stream counts as undecodable
 MAX_FRAME_SIZE = 65536       # what the playing broker offers in its open unless a case says otherwise
 MAX_OBSERVED = 20_000       # items one observation keeps (a flooding client: the rest are answered, not kept)
-CLOSE_DRAIN_S = 1.0          # after the closing handshake: how long to wait for the client's socket to close
 SASL, AMQP = 3, 0            # protocol ids (2.2, 5.3.1)
 
 
@@ -73,7 +73,7 @@ class ClientOpened:
     opened: bool = False
 
 
-class ServerPeer10(Peer):
+class ServerPeer10(ServerRole, Peer):
     """One accepted AMQP 1.0 connection, played from the broker's side."""
 
     STAGES = ("new", "header", "sasl", "amqp", "open")
@@ -229,58 +229,22 @@ class ServerPeer10(Peer):
         until = started + max(0.0, self.link.remaining(window) - 0.05)
         idle = self.negotiated.idle_time_out
         beat = (idle / 1000.0) / 2 if heartbeats and idle else 0.0
-        while True:
-            now = time.monotonic()
-            left = until - now
-            if left <= 0:
-                break
-            if beat and now - self.last_sent >= beat:
-                self.send(EmptyFrame(0))
-            item = self.recv(min(left, beat) if beat else left)
-            if item is None:
-                if self.framing_error is not None:
-                    obs.framing_error = self.framing_error
-                    obs.end = "framing-error"
-                    if self.link.closed is None:
-                        continue
-                    break
-                continue
-            if isinstance(item, Closed):
-                obs.end = item.how if item.how != "local" else "fin"
-                break
-            if len(obs.received) < MAX_OBSERVED:
-                obs.received.append(item)
-            elif len(obs.received) == MAX_OBSERVED:
-                obs.received.append(item)
-                self.link.transcript.event(f"more than {MAX_OBSERVED} frames in one observation: the rest are not kept",
-                                           self.link.conn)
-            finished = responder.handle(item)
-            if stop is not None and stop(item):
-                obs.end = "stopped"
-                break
-            if finished:
-                obs.replied_close = responder.replied_close
-                obs.end = self._await_socket_close(min(until, time.monotonic() + CLOSE_DRAIN_S), obs)
-                break
-        if self.framing_error is not None and obs.framing_error is None:
-            obs.framing_error = self.framing_error
-            if obs.end == "open":
-                obs.end = "framing-error"
-        obs.elapsed = time.monotonic() - started
-        return obs
+        return self._serve_loop(obs, started, until, beat=beat, keepalive=lambda: self.send(EmptyFrame(0)),
+                                handle=responder.handle, stop=stop,
+                                on_closed=lambda o: setattr(o, "replied_close", responder.replied_close))
 
-    def _await_socket_close(self, until: float, obs: Observation) -> str:
-        while True:
-            left = until - time.monotonic()
-            if left <= 0:
-                return "stopped"
-            item = self.recv(left)
-            if item is None:
-                return "framing-error" if self.framing_error is not None else "stopped"
-            if isinstance(item, Closed):
-                return item.how if item.how != "local" else "fin"
-            if len(obs.received) <= MAX_OBSERVED:
-                obs.received.append(item)
+    def _keep(self, obs: Observation, item: Any) -> None:
+        # a flooding client: the rest are answered, not kept (one event says so)
+        if len(obs.received) < MAX_OBSERVED:
+            obs.received.append(item)
+        elif len(obs.received) == MAX_OBSERVED:
+            obs.received.append(item)
+            self.link.transcript.event(f"more than {MAX_OBSERVED} frames in one observation: the rest are not kept",
+                                       self.link.conn)
+
+    def _keep_late(self, obs: Observation, item: Any) -> None:
+        if len(obs.received) <= MAX_OBSERVED:
+            obs.received.append(item)
 
     def close_connection(self, condition: str | None = None, description: str | None = None, **fields: Any) -> None:
         """Starts the closing handshake from the server's side (the client must answer close, 2.4.3)."""
