@@ -232,6 +232,11 @@ class StreamPeer:
                 break
             if on_item(item):
                 break
+        return self._end_observation(obs, started)
+
+    def _end_observation(self, obs: Any, started: float) -> Any:
+        """Closes an observation: a stream that stopped decoding is its end unless something
+        else ended it first; ``obs.elapsed`` counts from ``started``."""
         if self.framing_error is not None and obs.framing_error is None:
             obs.framing_error = self.framing_error
             if obs.end == "open":

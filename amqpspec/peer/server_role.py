@@ -19,6 +19,7 @@ class ServerRole:
     link: Any
     framing_error: Any
     last_sent: float
+    _end_observation: Callable[[Any, float], Any]
 
     def _keep(self, obs: Any, item: Any) -> None:
         """Records an item received while serving."""
@@ -63,12 +64,7 @@ class ServerRole:
                 on_closed(obs)
                 obs.end = self._await_socket_close(min(until, time.monotonic() + CLOSE_DRAIN_S), obs)
                 break
-        if self.framing_error is not None and obs.framing_error is None:
-            obs.framing_error = self.framing_error
-            if obs.end == "open":
-                obs.end = "framing-error"
-        obs.elapsed = time.monotonic() - started
-        return obs
+        return self._end_observation(obs, started)
 
     def _await_socket_close(self, until: float, obs: Any) -> str:
         while True:
