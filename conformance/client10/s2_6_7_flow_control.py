@@ -59,20 +59,8 @@ def withdrawn_credit(ctx: Context) -> None:
     # a session window of 1 holds the client after its first transfer, so that nothing can be in
     # flight when the credit is withdrawn; the flow that withdraws it reopens the window: from
     # then on only the link-credit (0) stops the client
-    p = open_conversation(ctx, "send", count=3, timeout=9,
-                          responder={"credit": 5, "replenish": False, "settle_deliveries": False,
-                                     "begin_fields": {"incoming_window": 1}, "open_window": False})
-    _, rcv = await_receiver(p)
-    first = p.serve(QUICK * 1.5, stop=lambda _: len(rcv.received) >= 1)
-    if not rcv.received:
-        unmet("a first delivery from the client", first)
-    p.serve(0.3)
-    if len(rcv.received) > 1:
-        unmet("the client held by a session incoming-window of 1 (it sent more: see "
-              "amqp10/2.5.6/client-window-of-one)", first)
-    cs = p.responder.session()
-    assert cs is not None
-    cs.ours.incoming_window = 100
+    p, rcv, cs = _held_after_first(ctx, {"credit": 5, "settle_deliveries": False},
+                                   " (it sent more: see amqp10/2.5.6/client-window-of-one)")
     rcv.grant(0)   # withdrawn: delivery-count(rcv) + 0 - delivery-count(snd) = 0; the window is open again
     d = rcv.received[0]
     if not d.transfer.settled:
@@ -195,9 +183,12 @@ def credit_from_stale_delivery_count(ctx: Context) -> None:
     _credit_after_first(ctx, "initial")
 
 
-def _credit_after_first(ctx: Context, delivery_count: str | None) -> None:
+def _held_after_first(ctx: Context, responder: dict[str, Any], more_note: str) -> tuple[Any, Any, Any]:
+    """A sending client held after its first transfer by a session incoming-window of 1, our
+    window then opened again (locally: the next flow carries it); returns the conversation, our
+    receiver and the session. ``more_note`` ends the unmet text when the client sent more."""
     p = open_conversation(ctx, "send", count=3, timeout=9,
-                          responder={"credit": 1, "replenish": False,
+                          responder={"replenish": False, **responder,
                                      "begin_fields": {"incoming_window": 1}, "open_window": False})
     _, rcv = await_receiver(p)
     first = p.serve(QUICK * 1.5, stop=lambda _: len(rcv.received) >= 1)
@@ -205,10 +196,15 @@ def _credit_after_first(ctx: Context, delivery_count: str | None) -> None:
         unmet("a first delivery from the client", first)
     p.serve(0.3)
     if len(rcv.received) > 1:
-        unmet("the client held by a session incoming-window of 1", first)
+        unmet("the client held by a session incoming-window of 1" + more_note, first)
     cs = p.responder.session()
     assert cs is not None
     cs.ours.incoming_window = 100
+    return p, rcv, cs
+
+
+def _credit_after_first(ctx: Context, delivery_count: str | None) -> None:
+    p, rcv, cs = _held_after_first(ctx, {"credit": 1}, "")
     stale = None if delivery_count is None else int(rcv.init)
     p.peer.send(cs.ours.flow_frame(rcv.handle, delivery_count=stale, link_credit=1))
     before = len(rcv.received)
