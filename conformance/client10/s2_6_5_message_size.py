@@ -11,9 +11,10 @@ A client that announces no limit (unset or 0, "no maximum size") has nothing to 
 from __future__ import annotations
 
 from amqpspec.case import Context, Skip, case
-from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.amqp10 import error_condition
 
-from ._client import QUICK, await_sender, describe_frames, open_conversation
+from ._detach import serve_until_detach
+from ._client import await_sender, describe_frames, open_conversation
 
 LARGEST = 1 << 20   # past this, too much to send in a quick case
 
@@ -32,9 +33,7 @@ def message_size_exceeded(ctx: Context) -> None:
     assert cs is not None
     handle = int(snd.remote_handle or 0)
     snd.send("z" * (limit + 100))
-    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("detach", "end", "close"))
-    detaches = [f for f in obs.received if performative_name(f) == "detach" and f.channel == cs.channel
-                and int(f.performative.handle) == handle]
+    obs, detaches = serve_until_detach(p, cs.channel, handle)
     ok = bool(detaches) and str(error_condition(detaches[0].performative)) == "amqp:link:message-size-exceeded"
     ctx.record(ok, expected=f"detach of handle {handle} with amqp:link:message-size-exceeded (limit {limit} octets)",
                observed=describe_frames(obs.received))

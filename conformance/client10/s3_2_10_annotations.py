@@ -10,10 +10,11 @@ library can understand, and not optional: the client detaches with amqp:not-impl
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.peer.amqp10 import error_condition
 from amqpspec.wire.amqp10 import Message, Symbol, spec
 
-from ._client import QUICK, await_sender, client_closed, describe_frames, error_frames, needs_driver, \
+from ._detach import serve_until_detach
+from ._client import await_sender, client_closed, describe_frames, error_frames, needs_driver, \
     open_conversation
 
 
@@ -47,9 +48,7 @@ def detaches_on_unknown(ctx: Context) -> None:
     assert cs is not None
     handle = int(snd.remote_handle or 0)
     snd.send(_annotated("x-amqpspec-must-understand", "must understand"))
-    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("detach", "end", "close"))
-    detaches = [f for f in obs.received if performative_name(f) == "detach" and f.channel == cs.channel
-                and int(f.performative.handle) == handle]
+    obs, detaches = serve_until_detach(p, cs.channel, handle)
     ok = bool(detaches) and str(error_condition(detaches[0].performative)) == "amqp:not-implemented"
     ctx.record(ok, expected=f"detach of handle {handle} with amqp:not-implemented",
                observed=describe_frames(obs.received))
