@@ -284,8 +284,8 @@ def transfer_beyond_credit(ctx: Context) -> None:
     the broker settles any of them). Fails when the broker does something else -- ends the session or closes
     the connection over the excess transfer, detaches with another error, or settles the deliveries within
     credit and silently drops the excess one (tests/unit/test_transfer_beyond_credit.py shows each against a
-    scripted broker). A SHOULD-level check requires that an error, if any, is a detach with
-    amqp:link:transfer-limit-exceeded. Skipped when C+1 transfers would also exceed the broker's session
+    scripted broker). A check of the error's definition (informational: that text has no keyword) requires
+    that an error, if any, is a detach with amqp:link:transfer-limit-exceeded. Skipped when C+1 transfers would also exceed the broker's session
     incoming-window, or C exceeds 1000."""
     s = begin(ctx.connect(), timeout=5.0)
     snd = s.sender(address(ctx), name=link_name(ctx, "snd"))
