@@ -51,65 +51,49 @@ def _hold(p, early: list[str]):  # type: ignore[no-untyped-def]
     return hold
 
 
+def _waits_while_held(ctx: Context, p, method: str, reply: str, short: str,  # type: ignore[no-untyped-def]
+                      asked: str = "") -> None:
+    """Holds the reply to the client's ``method`` back HOLD_S seconds and records whether the
+    client sent anything on that channel meanwhile (``reply``/``short``: the reply's full and
+    short names in the evidence; ``asked``: what the case waited for, when not just ``method``)."""
+    early: list[str] = []
+    p.responder.on(method, _hold(p, early))
+    obs = p.serve()
+    if not obs.methods(method):
+        unmet(asked or method, obs)
+    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while {reply} is held back",
+               observed=(f"sent before {short}: " + "; ".join(early)) if early else f"the client waited for {short}")
+    p.finish()
+
+
 @case("amqp091/3.2.1/client-waits-for-qos-ok", role="client",
       title="after basic.qos the client sends nothing more on the channel until qos-ok (held back 1 s)",
       clauses=("amqp091:3.2.1/2",))
 def waits_for_reply(ctx: Context) -> None:
     p = open_conversation(ctx, "consume", count=1, prefetch=1, ack=True)
     p.responder.preload("amqpspec-q", ["one"])
-    early: list[str] = []
-    p.responder.on("basic.qos", _hold(p, early))
-    obs = p.serve()
-    if not obs.methods("basic.qos"):
-        unmet("basic.qos (prefetch=1)", obs)
-    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while qos-ok is held back",
-               observed=("sent before qos-ok: " + "; ".join(early)) if early else "the client waited for qos-ok")
-    p.finish()
+    _waits_while_held(ctx, p, "basic.qos", "qos-ok", "qos-ok", asked="basic.qos (prefetch=1)")
 
 
 @case("amqp091/3.2.1/client-waits-for-channel-open-ok", role="client",
       title="after channel.open the client sends nothing on the channel until open-ok (held back 1 s)",
       clauses=("amqp091:3.2.1/2",))
 def waits_for_open_ok(ctx: Context) -> None:
-    p = open_conversation(ctx, "publish", count=1)
-    early: list[str] = []
-    p.responder.on("channel.open", _hold(p, early))
-    obs = p.serve()
-    if not obs.methods("channel.open"):
-        unmet("channel.open", obs)
-    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while channel.open-ok is held back",
-               observed=("sent before open-ok: " + "; ".join(early)) if early else "the client waited for open-ok")
-    p.finish()
+    _waits_while_held(ctx, open_conversation(ctx, "publish", count=1), "channel.open", "channel.open-ok", "open-ok")
 
 
 @case("amqp091/3.2.1/client-waits-for-tx-select-ok", role="client",
       title="after tx.select the client publishes nothing until select-ok (held back 1 s)",
       clauses=("amqp091:3.2.1/2",))
 def waits_for_select_ok(ctx: Context) -> None:
-    p = open_conversation(ctx, "tx", count=2)
-    early: list[str] = []
-    p.responder.on("tx.select", _hold(p, early))
-    obs = p.serve()
-    if not obs.methods("tx.select"):
-        unmet("tx.select", obs)
-    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while tx.select-ok is held back",
-               observed=("sent before select-ok: " + "; ".join(early)) if early else "the client waited for select-ok")
-    p.finish()
+    _waits_while_held(ctx, open_conversation(ctx, "tx", count=2), "tx.select", "tx.select-ok", "select-ok")
 
 
 @case("amqp091/3.2.1/client-waits-for-tx-commit-ok", role="client",
       title="after tx.commit the client sends nothing more on the channel until commit-ok (held back 1 s)",
       clauses=("amqp091:3.2.1/2",))
 def waits_for_commit_ok(ctx: Context) -> None:
-    p = open_conversation(ctx, "tx", count=2)
-    early: list[str] = []
-    p.responder.on("tx.commit", _hold(p, early))
-    obs = p.serve()
-    if not obs.methods("tx.commit"):
-        unmet("tx.commit", obs)
-    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while tx.commit-ok is held back",
-               observed=("sent before commit-ok: " + "; ".join(early)) if early else "the client waited for commit-ok")
-    p.finish()
+    _waits_while_held(ctx, open_conversation(ctx, "tx", count=2), "tx.commit", "tx.commit-ok", "commit-ok")
 
 
 @case("amqp091/3.2.1/client-waits-for-confirm-select-ok", role="client",
@@ -117,15 +101,8 @@ def waits_for_commit_ok(ctx: Context) -> None:
             "(held back 1 s)",
       clauses=("amqp091:3.2.1/2",))
 def waits_for_confirm_select_ok(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=2)
-    early: list[str] = []
-    p.responder.on("confirm.select", _hold(p, early))
-    obs = p.serve()
-    if not obs.methods("confirm.select"):
-        unmet("confirm.select", obs)
-    ctx.record(not early, expected=f"nothing on the channel for {HOLD_S:g} s while confirm.select-ok is held back",
-               observed=("sent before select-ok: " + "; ".join(early)) if early else "the client waited for select-ok")
-    p.finish()
+    _waits_while_held(ctx, open_conversation(ctx, "confirm", count=2), "confirm.select", "confirm.select-ok",
+                      "select-ok")
 
 
 @case("amqp091/4.2.3/client-rejects-connection-method-on-channel-1", role="client",
