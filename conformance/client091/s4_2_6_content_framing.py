@@ -35,6 +35,12 @@ def _consumer(ctx: Context, **options: object):  # type: ignore[no-untyped-def]
     return p, consumer
 
 
+def _refused(ctx: Context, p, expectation: ConnectionException) -> None:  # type: ignore[no-untyped-def]
+    """Watches the client's reaction to the content just sent (two quick windows) and judges it."""
+    check(ctx, p.serve(QUICK * 2), expectation)
+    p.finish()
+
+
 def _deliver(p, consumer, *content):  # type: ignore[no-untyped-def]
     ch = consumer.channel
     p.peer.send(MethodFrame(ch, spec.BasicDeliver(consumer.tag, 1, False, "", consumer.queue)), *content)
@@ -68,9 +74,7 @@ def incomplete_content(ctx: Context) -> None:
     ch = consumer.channel
     _deliver(p, consumer)
     _deliver(p, consumer, *p.peer.content_frames(ch, b"second"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(505))
 
 
 @case("amqp091/4.2.6/client-rejects-body-past-size", role="client",
@@ -80,9 +84,7 @@ def body_past_size(ctx: Context) -> None:
     p, consumer = _consumer(ctx)
     ch = consumer.channel
     _deliver(p, consumer, HeaderFrame(ch, 60, 5, spec.BasicProperties()), BodyFrame(ch, b"0123456789"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(505))
 
 
 @case("amqp091/4.2.6.1/client-rejects-class-mismatch", role="client",
@@ -92,9 +94,7 @@ def class_mismatch(ctx: Context) -> None:
     p, consumer = _consumer(ctx)
     ch = consumer.channel
     _deliver(p, consumer, HeaderFrame(ch, 50, 2, raw_properties=b"\x00\x00"), BodyFrame(ch, b"hi"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(501, 505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(501, 505))
 
 
 @case("amqp091/4.2.6.1/client-rejects-content-on-channel-zero", role="client",
@@ -103,9 +103,7 @@ def class_mismatch(ctx: Context) -> None:
 def content_channel_zero(ctx: Context) -> None:
     p, consumer = _consumer(ctx)
     _deliver(p, consumer, HeaderFrame(0, 60, 2, spec.BasicProperties()), BodyFrame(0, b"hi"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(504, 505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(504, 505))
 
 
 @case("amqp091/4.2.6/client-rejects-unknown-property-flag", role="client",
@@ -130,9 +128,7 @@ def unknown_property_flag(ctx: Context) -> None:
 def body_without_header(ctx: Context) -> None:
     p, consumer = _consumer(ctx)
     p.peer.send(BodyFrame(consumer.channel, b"stray body"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(505))
 
 
 @case("amqp091/4.2.6/client-rejects-header-without-method", role="client",
@@ -142,9 +138,7 @@ def header_without_method(ctx: Context) -> None:
     p, consumer = _consumer(ctx)
     ch = consumer.channel
     p.peer.send(HeaderFrame(ch, 60, 2, spec.BasicProperties()), BodyFrame(ch, b"hi"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(505))
 
 
 @case("amqp091/4.2.6/client-rejects-method-inside-body", role="client",
@@ -155,9 +149,7 @@ def method_inside_body(ctx: Context) -> None:
     ch = consumer.channel
     _deliver(p, consumer, HeaderFrame(ch, 60, 10, spec.BasicProperties()), BodyFrame(ch, b"12345"))
     _deliver(p, consumer, *p.peer.content_frames(ch, b"second"))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, ConnectionException(505))
-    p.finish()
+    _refused(ctx, p, ConnectionException(505))
 
 
 @case("amqp091/4.2.6.2/client-joins-split-get-body", role="client",
