@@ -126,13 +126,17 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
                    baseline=baseline, baseline_path=baseline_path, show_improvements=True)
 
 
+#: the states of a clause in ``clauses --coverage`` (amqpspec.coverage.ClauseCoverage.status)
+STATUSES = ("covered", "client-covered", "untested", "unaccounted")
+
+
 @main.command()
 @click.option("--protocol", type=click.Choice(("0-9-1", "1.0")), default="0-9-1", show_default=True)
 @click.option("--coverage", is_flag=True, help="Show the cases covering each clause, or why it is untested.")
 @click.option("--extensions", is_flag=True, help="Include RabbitMQ extension rules (rabbitmq091:).")
 @click.option("--level", type=click.Choice(("MUST", "SHOULD", "MAY", "DEFINITION")),
               help="Only clauses of this level family (DEFINITION: with --documentation).")
-@click.option("--status", type=click.Choice(("covered", "untested", "unaccounted")),
+@click.option("--status", type=click.Choice(STATUSES),
               help="With --coverage: only clauses in this state.")
 @click.option("--documentation", is_flag=True,
               help="The sentences that are not clauses (a field's doc, a reply code, a label) instead; with "
@@ -203,6 +207,8 @@ def clauses(protocol: str, coverage: bool, extensions: bool, level: str | None, 
                 how = "-> " + ", ".join(r.cases)
             elif documentation:
                 how = "-> quoted by no case"
+            elif r.client_cases:
+                how = "-> no broker case: an obligation of the client, judged on the client side"
             elif r.untested:
                 how = f"-> untested ({r.untested.reason}): {r.untested.note}"
             else:
@@ -233,15 +239,17 @@ def _coverage_summary(rows: list[Any]) -> None:
         tally = by_family.setdefault(r.clause.level.family, [0, 0])
         tally[1] += 1
         tally[0] += 1 if r.cases else 0
-    counts = {s: sum(1 for r in rows if r.status == s) for s in ("covered", "untested", "unaccounted")}
+    counts = {s: sum(1 for r in rows if r.status == s) for s in STATUSES}
+    client = sum(1 for r in rows if r.client_cases)
     reasons: dict[str, int] = {}
     for r in rows:
         if r.status == "untested":
             reasons[r.untested.reason] = reasons.get(r.untested.reason, 0) + 1
     fams = ", ".join(f"{fam} {a}/{b}" for fam, (a, b) in sorted(by_family.items()))
-    click.echo(f"{len(rows)} clauses: {counts['covered']} covered ({fams}), {counts['untested']} untested with a reason"
+    click.echo(f"{len(rows)} clauses: {counts['covered']} covered ({fams}), "
+               f"{counts['client-covered']} covered on the client side only, {counts['untested']} untested with a reason"
                + (f" ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})" if reasons else "")
-               + f", {counts['unaccounted']} unaccounted")
+               + f", {counts['unaccounted']} unaccounted; {client} clauses have client cases")
 
 
 # The commands of the other parts, attached by import path so that this list is the only

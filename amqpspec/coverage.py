@@ -1,6 +1,6 @@
 """Which clauses the catalog covers, and why the others are untested.
 
-A clause is either cited by at least one case, or listed in the protocol's
+A clause is either cited by at least one case (broker or client role), or listed in the protocol's
 ``untested.toml`` (next to its cases) with a reason category and a note. A unit test
 keeps the two apart: a clause that gains a case must leave the untested list, and every
 listed id must exist, so the accounting cannot drift from the catalog.
@@ -41,12 +41,19 @@ class ClauseCoverage:
     cases: list[str] = field(default_factory=list)
     untested: Untested | None = None
     #: client-role cases citing the clause (amqpspec client): shown beside the broker-side
-    #: coverage; ``status`` and the counts stay the broker side's
+    #: coverage; the broker-side counts never include them
     client_cases: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        return "covered" if self.cases else ("untested" if self.untested else "unaccounted")
+        """``covered`` when a broker case cites the clause; ``client-covered`` when only client
+        cases do (an obligation of the client, judged by ``amqpspec client``: it needs no entry in
+        untested.toml any more); else ``untested`` with a reason, or ``unaccounted``."""
+        if self.cases:
+            return "covered"
+        if self.client_cases:
+            return "client-covered"
+        return "untested" if self.untested else "unaccounted"
 
 
 def load_untested(protocol: str) -> list[Untested]:
