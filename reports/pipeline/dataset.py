@@ -78,8 +78,9 @@ def load_catalog() -> Catalog:
             fam[families[clause.id]] += 1
     cases: dict[str, str] = {}
     for protocol in clauses.PROTOCOLS:
-        for spec in discover(protocol):
-            cases[spec.id] = spec.level.value if spec.level is not None else ""
+        for role in ("broker", "client"):   # client-role cases (amqpspec client) are known cases too
+            for spec in discover(protocol, role=role):
+                cases[spec.id] = spec.level.value if spec.level is not None else ""
     return Catalog(levels, protocol_of, cases, totals, families)
 
 
@@ -273,6 +274,11 @@ def result_rows(staged: "DataFrame", catalog: Catalog) -> "DataFrame":
         r["schema"].cast("int").alias("suite_schema"),
         F.col("source_file"),
         F.col("source_line").cast("int").alias("source_line"),
+        # a record without a role judges a broker; client records name the library judged
+        F.coalesce(F.nullif(F.trim(r["role"]), F.lit("")), F.lit("broker")).alias("role"),
+        F.nullif(r["driver"], F.lit("")).alias("driver"),
+        F.nullif(r["library"], F.lit("")).alias("library"),
+        F.nullif(r["library_version"], F.lit("")).alias("library_version"),
     )
 
 

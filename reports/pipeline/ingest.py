@@ -189,6 +189,9 @@ def result_schema():  # -> StructType
             T.StructField("checks", T.ArrayType(check))])),
         T.StructField("replay", s), T.StructField("run_id", s), T.StructField("started_at", s),
         T.StructField("deviation", s), T.StructField("schema", l), T.StructField("kind", s),
+        # whose conduct the record judges: absent (a broker) or "client" with the library (amqpspec client)
+        T.StructField("role", s), T.StructField("driver", s), T.StructField("library", s),
+        T.StructField("library_version", s),
     ])
 
 
