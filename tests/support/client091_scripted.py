@@ -104,6 +104,8 @@ class Client:
                                          end=0 if "bad-frame-end" in self.faults else 0xCE),
                              HeaderFrame(content_ch, 60, size, props or spec.BasicProperties(),
                                          weight=1 if "header-weight" in self.faults else 0)]
+        if "interleave-content" in self.faults:  # the fault: a method inside the content (4.2.6)
+            frames.append(MethodFrame(channel, spec.BasicQos(0, 0, False)))
         frames += [BodyFrame(content_ch, body[i:i + limit]) for i in range(0, len(body), limit)]
         self.send(*frames)
         self.published += 1
@@ -118,13 +120,17 @@ class Client:
                     raise Fatal(541, f"lenient: {exc}") from None
                 if "announces" in str(exc):
                     raise Fatal(501, "FRAME_ERROR - oversized frame") from None
+                if "decode-before-end" in self.faults and "frame-end" in str(exc):
+                    raise Fatal(502, "SYNTAX_ERROR - payload decoded before its frame-end") from None
                 raise Fatal(silent=True, text=str(exc)) from None
             if item is not None:
-                self.last_recv = time.monotonic()
+                if "count-heartbeats-only" not in self.faults or isinstance(item, HeartbeatFrame):
+                    self.last_recv = time.monotonic()
                 return item
             now = time.monotonic()
             if self.heartbeat:
-                if now - self.last_send >= self.heartbeat / 2 and "no-heartbeats" not in self.faults:
+                last = self.last_recv if "beat-by-recv" in self.faults else self.last_send  # the fault: received traffic resets the send timer
+                if now - last >= self.heartbeat / 2 and "no-heartbeats" not in self.faults:
                     self.send(HeartbeatFrame(0))
                 if now - self.last_recv >= 2 * self.heartbeat and "no-silence-detection" not in self.faults:
                     raise Fatal(silent=True, text="server silent for two heartbeat intervals")
@@ -171,6 +177,8 @@ class Client:
         if self.opened and self.channel_max and channel > self.channel_max and not lenient:
             raise Fatal(504, "CHANNEL_ERROR - channel above channel-max")  # 2.3.3/3: past the limits
         if isinstance(item, HeartbeatFrame):
+            if self.content and "strict-content-sequence" in self.faults:
+                raise Fatal(505, "UNEXPECTED_FRAME - heartbeat inside a content")
             if (item.channel != 0 or item.data) and not lenient:
                 raise Fatal(501, "FRAME_ERROR - invalid heartbeat")
             if self.heartbeat == 0 and "strict-heartbeat" in self.faults:
@@ -210,12 +218,14 @@ class Client:
         if name == "channel.close":
             if not (ch in self.closing and "no-crossing-close-ok" in self.faults) and "no-channel-close-ok" not in self.faults:
                 self.method(ch, spec.ChannelCloseOk())
-            if ch not in self.closing:
+            if ch not in self.closing and "hide-close-code" in self.faults:
+                emit("closed", by="server")  # the fault: the application never learns the code
+            elif ch not in self.closing:
                 emit("closed", by="server", code=m.reply_code, text=str(m.reply_text))
             self.open_channels.discard(ch)
             return item
         if name == "channel.flow":
-            if "publish-while-paused" not in self.faults:
+            if "publish-while-paused" not in self.faults and not (m.active and "never-resume" in self.faults):
                 (self.paused.discard if m.active else self.paused.add)(ch)
             if "ignore-flow" not in self.faults:
                 self.method(ch, spec.ChannelFlowOk(m.active))
@@ -300,11 +310,15 @@ class Client:
         m = start.method
         if (m.version_major, m.version_minor) != (0, 9) and "ignore-version" not in self.faults:
             raise Fatal(silent=True, text="server version not handled")
+        if "narrow-tables" in self.faults and _has_wide_values(m.server_properties):
+            raise Fatal(silent=True, text="server-properties with a field type this client does not read")
         props = {} if "no-properties" in self.faults else {
             "product": "amqpspec scripted client", "version": "1", "platform": "Python",
             "capabilities": {"consumer_cancel_notify": True, "connection.blocked": True, "publisher_confirms": True}}
         if "bad-field-name" in self.faults:
             props["1-not-a-name"] = "x"
+        if "duplicate-field" in self.faults:
+            props = list(props.items()) + [("product", "twice")]  # type: ignore[assignment]
         offered = bytes(m.mechanisms).split() if isinstance(m.mechanisms, (bytes, bytearray)) else str(m.mechanisms).split()
         words = {w.decode() if isinstance(w, bytes) else w for w in offered}
         mech = "EXTERNAL" if "bad-mechanism" in self.faults else next((m for m in ("PLAIN", "AMQPLAIN") if m in words), "")
@@ -317,6 +331,8 @@ class Client:
             response = self.user.encode() + b":" + self.password.encode()
         self.method(0, spec.ConnectionStartOk(props, mech, response, locale))
         tune = self.wait_for("connection.tune", 0, strict=True).method
+        if 0 < tune.frame_max < FRAME_MIN and "accept-small-frame-max" not in self.faults:
+            raise Fatal(silent=True, text="frame-max below frame-min-size proposed")  # an error before open (2.2.4/1)
         chmax = tune.channel_max or 2047
         fmax = tune.frame_max
         if "raise-channel-max" in self.faults:
@@ -341,6 +357,8 @@ class Client:
     def open_channel(self, ch: int = 1) -> int:
         if "use-channel-2" in self.faults:
             ch = 2
+        if "open-channel-zero" in self.faults:
+            ch = 0
         self.method(ch, spec.ChannelOpen())
         if "reopen-channel" in self.faults:
             self.method(ch, spec.ChannelOpen())
@@ -370,6 +388,10 @@ class Client:
             return
         self.closing_connection = True
         self.method(0, spec.ConnectionClose(200, "bye", 0, 0))
+        if "no-wait-close-ok" in self.faults:  # the fault: the socket closed before close-ok came
+            self.sock.close()
+            emit("closed", by="client")
+            return
         try:
             self.wait_for("connection.close-ok", 0)
         except Ended:
@@ -381,6 +403,18 @@ class Client:
         if "wrong-ack-tag" in self.faults:
             tag += 1
         self.method(ch, spec.BasicAck(tag, False))
+
+
+def _has_wide_values(table: Any) -> bool:
+    """Values beyond strings, integers, booleans and tables (fault narrow-tables refuses them)."""
+    values = table.values() if isinstance(table, dict) else table if isinstance(table, list) else [table]
+    for v in values:
+        if isinstance(v, (dict, list)):
+            if isinstance(v, list) or _has_wide_values(v):
+                return True
+        elif v is None or not isinstance(v, (str, bytes, bytearray, int)):
+            return True
+    return False
 
 
 def run(url: str, workload: str, opts: dict[str, Any]) -> int:
