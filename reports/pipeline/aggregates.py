@@ -103,14 +103,16 @@ class Aggregator:
     """Computes the bundle sections from the dataset's two tables."""
 
     def __init__(self, results: "DataFrame", findings: "DataFrame | None", catalog: Catalog,
-                 limits: Limits = Limits()) -> None:
+                 limits: Limits = Limits(), role: str = "broker") -> None:
         from pyspark.sql import functions as F
 
-        self.results = results
+        # one side of the wire at a time: a client library's failure is not a broker's
+        self.role = role
+        self.results = of_role(results, role)
         self.findings = findings
         self.catalog = catalog
         self.limits = limits
-        self.cases = results.where(F.col("clause_pos") == 0)
+        self.cases = self.results.where(F.col("clause_pos") == 0)
         self.runs: list[dict[str, Any]] = []
         self.latest: dict[str, dict[str, Any]] = {}      # target key -> latest run
         self.family_counts: dict[str, dict[str, dict[str, int]]] = {}  # run key -> family -> counts
@@ -487,6 +489,16 @@ class Aggregator:
 
     def _in_target_order(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return sorted(items, key=lambda t: (t["protocol"], t["product"].lower(), _version_key(t["version"])))
+
+
+def of_role(results: "DataFrame", role: str) -> "DataFrame":
+    """The rows judging ``role`` ("broker" or "client"); a dataset from before the role column
+    holds broker records only."""
+    from pyspark.sql import functions as F
+
+    if "role" not in results.columns:
+        return results if role == "broker" else results.limit(0)
+    return results.where(F.coalesce(F.col("role"), F.lit("broker")) == role)
 
 
 def _count_by(keys: Iterable[str]) -> dict[str, int]:

@@ -33,6 +33,7 @@ from . import dataset as ds
 from . import ingest, jvmcache
 from .progress import StageListener, Stages
 from .session import create_session, resolve_master
+from .clients import client_section
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -377,16 +378,18 @@ def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, li
     matrix = a.matrix(targets)
     findings_summary = a.findings_summary()
     flaky, flaky_total = a.flaky()
-    clause_ids = {row["clause"] for m in matrix for row in m["rows"]}
+    clients = client_section(results, catalog, limits)   # client records: their own side, their own matrix
+    clause_ids = {row["clause"] for m in matrix + clients["matrix"] for row in m["rows"]}
     clause_ids |= {c for s in findings_summary["by_signature"] for c in s["clauses"]}
-    case_results = sum(r["cases"] for r in a.runs)
+    case_results = sum(r["cases"] for r in a.runs) + clients["case_results"]
     return {
         "schema": BUNDLE_SCHEMA,
         "kind": BUNDLE_KIND,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "amqpspec_version": __version__,
         "spark": {},
-        "dataset": {"dir": "dataset", "results_rows": a.results_rows(), "case_results": case_results,
+        "dataset": {"dir": "dataset", "results_rows": a.results_rows() + clients["results_rows"],
+                    "case_results": case_results,
                     "findings": findings_summary["total"]},
         "inputs": inputs_section,
         "targets": targets,
@@ -404,6 +407,7 @@ def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, li
         "clauses": a.clause_texts(clause_ids),
         "junit": [],
         "limits": limits.to_json(),
+        "clients": clients,
     }
 
 
