@@ -27,7 +27,7 @@ from amqpspec.reports.pipeline.session import create_session  # noqa: E402
 DATA = Path(__file__).resolve().parents[1] / "data" / "pipeline"
 TOP_KEYS = {"schema", "kind", "generated_at", "amqpspec_version", "spark", "dataset", "inputs", "targets", "runs",
             "runs_total", "verdict_counts", "compliance", "matrix", "history", "changes", "flaky", "flaky_total",
-            "findings", "unknown", "clauses", "junit", "limits"}
+            "findings", "unknown", "clauses", "junit", "limits", "clients"}
 FLIPPED = "amqp091/4.2.3/frame-end-body"       # failed in run 2; passes in the rerun (run 3)
 WORSE = "amqp091/2.2.4/undecodable-frame-instead-of-start-ok"   # passed in run 2, fails in run 3
 RETIRED = "amqp091/9.9/retired-case"
