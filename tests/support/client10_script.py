@@ -38,6 +38,9 @@ FAULTS = (
     "no-next-incoming-id", "session-flow-with-credit", "accept-any-idle", "disposition-role-sender",
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
+    "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
+    "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
+    "own-transfer-count", "proceed-after-auth-failure", "no-redirect",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -85,6 +88,7 @@ class Client:
         self.partial: dict[int, tuple[Any, bytearray]] = {}
         self.settled_ids: set[int] = set()
         self.ended = False
+        self.hostname = "localhost"     # what open and sasl-init name (a redirect's hostname once followed)
 
     # -- wire --------------------------------------------------------------------------------
     def send(self, *items: Any) -> None:
@@ -168,13 +172,16 @@ class Client:
             else:
                 raise Done(1)   # nothing we can do: close the socket
             response = b"\0" + (self.user or "").encode() + b"\0" + self.password.encode() if mech == "PLAIN" else b""
-            init = spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname="localhost")
+            init = spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname=self.hostname)
             if self.bad == "sasl-header":   # type-specific octets and an extended header where 5.3.1 asks for none
                 self.send(SASLFrame(init, channel=1, extended=b"\x00" * 4))
             else:
                 self.send(frame(init))
             outcome = self.read(self.timeout)
             if not isinstance(outcome, SASLFrame) or int(outcome.body.code) != 0:
+                if self.bad == "proceed-after-auth-failure":   # goes on as if authenticated (5.1)
+                    self.send(ProtocolHeader.amqp())
+                    time.sleep(1.5)
                 raise Done(1)
             if self.bad != "no-amqp-header":
                 self.send(ProtocolHeader.amqp())
@@ -187,7 +194,7 @@ class Client:
             raise Done(1)
         if self.bad == "begin-before-open":
             self.send(AMQPFrame(0, spec.Begin(next_outgoing_id=0, incoming_window=100, outgoing_window=100)))
-        hostname = "elsewhere.example" if self.bad == "sasl-hostname" else "localhost"
+        hostname = "elsewhere.example" if self.bad == "sasl-hostname" else self.hostname
         props = {"pad": "x" * 1000} if self.bad == "big-open" else None
         self.send(AMQPFrame(0, spec.Open(container_id="client10-script", hostname=hostname, max_frame_size=MAX_FRAME,
                                          channel_max=CHANNEL_MAX, idle_time_out=self.local_idle_ms, properties=props)))
@@ -230,6 +237,12 @@ class Client:
             raise Done(1)
 
     def begin(self) -> None:
+        if self.bad == "unknown-performative":   # a described list whose descriptor names no performative
+            self.sock.sendall(b"\x00\x00\x00\x0c\x02\x00\x00\x00" + b"\x00\x53\xff\x45")
+        if self.bad == "frame-size-lies":   # the begin's SIZE three octets short of the frame
+            data = encode(AMQPFrame(self.channel, spec.Begin(next_outgoing_id=0, incoming_window=1000,
+                                                             outgoing_window=1000, handle_max=HANDLE_MAX)))
+            self.sock.sendall((len(data) - 3).to_bytes(4, "big") + data[4:])
         self.send(AMQPFrame(self.channel, spec.Begin(remote_channel=0 if self.bad == "begin-remote-channel" else None,
                                                      next_outgoing_id=0, incoming_window=1000, outgoing_window=1000,
                                                      handle_max=HANDLE_MAX)))
@@ -241,11 +254,13 @@ class Client:
         if role == RECEIVER and dynamic:   # 3.5.3: no address where dynamic is asked for
             source = spec.Source(address="dyn-asked" if self.bad == "dynamic-address" else None, dynamic=True)
         target = spec.Target(address=address) if role == SENDER else spec.Target()
+        if role == SENDER and self.bad == "dnp-without-dynamic":   # node properties, no dynamic node asked for
+            target = spec.Target(address=address, dynamic_node_properties={Symbol("supported-dist-modes"): Symbol("move")})
         self.links[handle] = dict(role=role, remote=None, credit=0, dc=0, remote_dc=None, drain=False, name=f"l{handle}",
                                   detached=False, pending=0)
         unsettled = {None: spec.Accepted()} if self.bad == "unsettled-null-key" else None
         self.send(AMQPFrame(self.channel, spec.Attach(
-            name=f"client10-{handle}", handle=handle, role=role, source=source, target=target, unsettled=unsettled,
+            name=f"client10-{handle}", handle=0 if self.bad == "same-handle" else handle, role=role, source=source, target=target, unsettled=unsettled,
             initial_delivery_count=0 if role == SENDER and self.bad != "no-initial-delivery-count" else None,
             snd_settle_mode=0 if role == SENDER else None,   # unsettled: it waits for our outcomes
             max_message_size=MAX_MESSAGE if role == RECEIVER else None)))
@@ -259,7 +274,8 @@ class Client:
             now = time.monotonic()
             if self.remote_idle and now - self.last_sent >= self.remote_idle / 2:
                 self.send(EmptyFrame(1 if self.bad == "empty-on-1" else 0))
-            if self.local_idle_ms and self.bad != "no-idle-detect" and now - self.last_recv > 2 * self.local_idle_ms / 1000:
+            threshold = (1 if self.bad == "idle-at-announced" else 2) * (self.local_idle_ms or 0) / 1000
+            if self.local_idle_ms and self.bad != "no-idle-detect" and now - self.last_recv > threshold:
                 self.fail_close("amqp:resource-limit-exceeded", "local-idle-timeout expired")
             if now >= stop:
                 if seconds is not None:
@@ -290,6 +306,10 @@ class Client:
         if not hasattr(p, "NAME"):   # a described value no part of the spec defines as a performative
             self.fail_close("amqp:decode-error", f"unknown performative {str(p)[:40]}")
         name = p.NAME
+        if name == "close" and ch != 0 and self.bad == "close-only-on-0":
+            return   # a close on another channel taken for noise (2.4.3 allows any channel up to channel-max)
+        if name == "close" and self.redirected(p):
+            return
         if name == "close":
             if not self.closed_sent:
                 if self.bad == "no-close-reply":
@@ -309,7 +329,7 @@ class Client:
             return
         if name == "begin":
             self.remote_begin = p
-            self.next_incoming_id = int(p.next_outgoing_id)
+            self.next_incoming_id = 0 if self.bad == "own-transfer-count" else int(p.next_outgoing_id)
             self.remote_window = int(p.incoming_window)
         elif name == "end":
             if self.bad != "no-end-reply" and not self.ended:
@@ -331,6 +351,9 @@ class Client:
             ours = self.by_remote.get(int(p.handle))
             if ours is not None and not self.links[ours]["detached"]:
                 self.links[ours]["detached"] = True
+                if self.bad == "drop-on-detach" and self.links[ours]["role"] == SENDER:
+                    emit("error", type="LinkDetached", message="the outcomes of its deliveries dropped")
+                    raise Done(1)
                 if self.bad != "no-detach-reply":
                     self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=p.closed)))
         elif name == "flow":
@@ -342,6 +365,23 @@ class Client:
             last = int(p.last) if p.last is not None else first
             if p.settled:
                 self.settled_ids.update(range(first, last + 1))
+
+    def redirected(self, p: Any) -> bool:
+        """A close with amqp:connection:redirect: answered, then the client connects where its info
+        says and opens again naming the hostname given (2.8.16); False when not followed."""
+        error = p.error
+        if error is None or str(error.condition) != "amqp:connection:redirect" or self.bad == "no-redirect":
+            return False
+        info = {str(k): v for k, v in (error.info or {}).items()}
+        self.send(AMQPFrame(0, spec.Close()))
+        self.sock.close()
+        self.sock = socket.create_connection((str(info.get("network-host", "127.0.0.1")), int(info["port"])),
+                                             timeout=self.timeout)
+        self.reader = FrameReader(1 << 24)
+        self.closed_sent = False
+        self.hostname = str(info.get("hostname") or self.hostname)
+        self.open()
+        return True
 
     def unsolicited(self, p: Any) -> None:
         """An attach the server began: checked, then refused (no terminus here: attach, detach)."""
@@ -363,6 +403,8 @@ class Client:
                   AMQPFrame(self.channel, spec.Detach(handle=ours, closed=True)))
 
     def on_flow(self, p: Any) -> None:
+        if p.next_outgoing_id is not None and self.bad != "own-transfer-count":
+            self.next_incoming_id = int(p.next_outgoing_id)   # 2.5.6: taken directly from the flow
         if p.next_incoming_id is not None:
             self.remote_window = int(p.next_incoming_id) + int(p.incoming_window) - self.next_outgoing_id
         else:
@@ -424,10 +466,19 @@ class Client:
 
     def on_transfer(self, item: AMQPFrame) -> None:
         t = item.performative
-        self.next_incoming_id += 1
+        self.next_incoming_id = (self.next_incoming_id + 1) % (1 << 32)   # a serial number (2.5.6)
         ours = self.by_remote.get(int(t.handle))
         if ours is None:
+            if self.bad != "ignore-unattached-transfer":   # 2.5.4: a session that cannot process input ends
+                self.send(AMQPFrame(self.channel, spec.End(error=spec.Error(
+                    condition=Symbol("amqp:session:unattached-handle"), description=f"no link on handle {t.handle}"))))
+                self.ended = True
+                emit("error", type="ProtocolError", message="transfer on an unattached handle")
+                self.drain_until_close(1.5)
+                raise Done(1)
             return
+        if self.links[ours].get("error") and self.bad != "ignore-errant":
+            self.errant_link()
         if ours not in self.partial:
             self.partial[ours] = (t, bytearray())
         first, data = self.partial[ours]
@@ -436,6 +487,11 @@ class Client:
         if t.more and (not t.aborted or self.bad == "more-over-aborted") and self.bad != "no-multi-frame":
             return
         del self.partial[ours]
+        if first.resume and self.bad != "keep-resumed":
+            # 2.7.5: a resumed delivery not in our unsettled map (always empty: no resuming here) is ignored
+            self.links[ours]["remote_dc"] = ((self.links[ours]["remote_dc"] or 0) + 1) % (1 << 32)
+            self.links[ours]["credit"] -= 1
+            return
         if t.aborted and self.bad != "keep-aborted":
             return
         lk = self.links[ours]
@@ -473,11 +529,22 @@ class Client:
 
     def link_error(self, handle: int, condition: str, text: str) -> None:
         """A link error (2.6.5): detach with the error, then end the conversation."""
+        self.links[handle]["error"] = True
         self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True, error=spec.Error(
             condition=Symbol(condition), description=text))))
         self.links[handle]["detached"] = True
         emit("error", type="LinkError", message=f"{condition}: {text}")
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
+        self.close()
+        raise Done(1)
+
+    def errant_link(self) -> None:
+        """Input on a link detached with an error (2.6.5): the session ends with errant-link."""
+        self.send(AMQPFrame(self.channel, spec.End(error=spec.Error(
+            condition=Symbol("amqp:session:errant-link"), description="transfer on a link detached with an error"))))
+        self.ended = True
+        emit("error", type="ProtocolError", message="errant link")
+        self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "end", 1.0)
         self.close()
         raise Done(1)
 
@@ -509,7 +576,9 @@ class Client:
         if presettled:
             self.settled_ids.add(did)
         frames = transfer_frames(self.channel, spec.Transfer(handle=handle, delivery_id=did, delivery_tag=tag,
-                                                             message_format=0, settled=presettled),
+                                                             message_format=0, settled=presettled,
+                                                             state=spec.Received(section_number=0, section_offset=0)
+                                                             if self.bad == "received-state" else None),
                                  message.encode(), limit)
         lk["pending"] = max(0, lk["pending"] - 1)
         self.send(*frames)
