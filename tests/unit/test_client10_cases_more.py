@@ -1,0 +1,54 @@
+"""The AMQP 1.0 client cases of the links-and-messaging batch (2.6, 2.7, 3.x) can fail: as in
+test_client10_cases.py, each passes with the correct scripted client
+(tests/support/client10_script.py) and gets its failing verdict with the one fault it looks for.
+
+The runner and the scripted driver are those of test_client10_cases.py (imported, not copied).
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from amqpspec.case import discover
+
+from tests.unit.test_client10_cases import _run
+
+#: case id (without "amqp10/") -> (the fault that breaks its rule, the verdict it then gets)
+MORE_FAULTS: dict[str, tuple[str, str]] = {
+    "3.5.3/client-no-dynamic-node-properties-without-dynamic": ("dnp-without-dynamic", "failed"),
+    "2.7.3/client-distinct-handles": ("same-handle", "failed"),
+    "3.4.1/client-sender-no-received-state": ("received-state", "failed"),
+    "2.7.5/client-ignores-unknown-resumed-delivery": ("keep-resumed", "failed"),
+    "2.7.6/client-applies-outcome-after-detach": ("drop-on-detach", "failed"),
+    "2.6.5/client-ends-session-on-input-after-link-error": ("ignore-errant", "failed"),
+}
+
+
+@pytest.fixture(scope="module")
+def more_verdicts() -> dict[tuple[str, str | None], Any]:
+    jobs = [(f"amqp10/{cid}", None) for cid in MORE_FAULTS] + \
+           [(f"amqp10/{cid}", f) for cid, (f, _) in MORE_FAULTS.items()]
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(lambda job: _run(*job), jobs))
+    return dict(zip(jobs, results))
+
+
+def test_every_case_here_exists() -> None:
+    ids = {c.id.removeprefix("amqp10/") for c in discover("1.0", role="client")}
+    assert set(MORE_FAULTS) <= ids, f"stale: {set(MORE_FAULTS) - ids}"
+
+
+@pytest.mark.parametrize("case_id", sorted(MORE_FAULTS))
+def test_case_passes_a_correct_client(more_verdicts: dict, case_id: str) -> None:
+    r = more_verdicts[(f"amqp10/{case_id}", None)]
+    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+
+
+@pytest.mark.parametrize("case_id", sorted(MORE_FAULTS))
+def test_case_fails_a_client_breaking_its_rule(more_verdicts: dict, case_id: str) -> None:
+    fault, expected = MORE_FAULTS[case_id]
+    r = more_verdicts[(f"amqp10/{case_id}", fault)]
+    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
+                                        f"{r.evidence.get('observed', '')}"
