@@ -72,6 +72,8 @@ class Client:
         self.published = 0                        # publishes on the (one) channel, the confirm sequence
         self.confirmed: dict[int, bool] = {}
         self.cancelled: list[str] = []
+        self.cancelling = False                   # our basic.cancel sent, its cancel-ok not yet read
+        self.empties = 0                          # basic.get-empty answers read
         self.blocked = False
         self.paused: set[int] = set()            # channels the server stopped with channel.flow
         self.content: dict[int, list[Any]] = {}   # channel -> [method, header, body bytes]
@@ -230,6 +232,12 @@ class Client:
             if "ignore-flow" not in self.faults:
                 self.method(ch, spec.ChannelFlowOk(m.active))
             return item
+        if name == "basic.deliver" and self.cancelling and "strict-after-cancel" in self.faults:
+            raise Fatal(505, "UNEXPECTED_FRAME - delivery after basic.cancel")
+        if name == "basic.get-empty":
+            if "empty-fatal" in self.faults:
+                raise Fatal(503, "COMMAND_INVALID - basic.get-empty")
+            self.empties += 1
         if name in CONTENT_METHODS:
             self.content[ch] = [item, None, b""]
             return None
@@ -239,6 +247,7 @@ class Client:
             tag = int(m.delivery_tag)
             open_seqs = [n for n in range(1, self.published + 1) if n not in self.confirmed]
             multiple = bool(m.multiple) and "ignore-multiple" not in self.faults
+            multiple = multiple or "assume-order" in self.faults  # the fault: confirms taken as in order
             covered = [n for n in open_seqs if n == tag or (multiple and (tag == 0 or n <= tag))]
             if not covered and "trust-confirms" not in self.faults:
                 self.closing.add(ch)  # a channel exception: rabbitmq091 basic.nack.multiple/exists
@@ -257,7 +266,7 @@ class Client:
             return item
         if name == "connection.blocked":
             self.blocked = True
-        if name == "connection.unblocked":
+        if name == "connection.unblocked" and "stay-blocked" not in self.faults:
             self.blocked = False
         return item
 
@@ -403,6 +412,21 @@ class Client:
         if "wrong-ack-tag" in self.faults:
             tag += 1
         self.method(ch, spec.BasicAck(tag, False))
+        if "double-ack" in self.faults:
+            self.method(ch, spec.BasicAck(tag, False))
+
+    def settle(self, ch: int, n: int, tag: int, ack: bool) -> bool:
+        """Settles the n-th delivery as the workload asks; False when a fault turned it away
+        instead (rejected or nacked: the application never sees it)."""
+        if n == 1 and "reject-first" in self.faults:
+            self.method(ch, spec.BasicReject(tag, True))
+            return False
+        if n == 1 and "nack-first" in self.faults:
+            self.method(ch, spec.BasicNack(tag, False, True))
+            return False
+        if ack or "ack-no-ack" in self.faults:
+            self.ack(ch, tag)
+        return True
 
 
 def _has_wide_values(table: Any) -> bool:
@@ -458,7 +482,9 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                     return 1
                 while (c.blocked and "ignore-blocked" not in faults) or ch in c.paused:
                     c.wait_for(None, timeout=0.1)
-                c.publish(ch, body, exchange=opts["exchange"], key=key)
+                persistent = opts["persistent"].lower() == "true" and "no-persistent" not in faults
+                c.publish(ch, body, spec.BasicProperties(delivery_mode=2) if persistent else None,
+                          exchange=opts["exchange"], key=key)
                 emit("published", n=n)
                 c.wait_for(None, timeout=0.01)
             if workload == "tx":
@@ -511,25 +537,29 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
             for n, (dch, m, data) in enumerate(c.deliveries[:count], 1):
                 if m.method.redelivered and "drop-redelivered" in faults:
                     continue
+                if not c.settle(dch, n, int(m.method.delivery_tag), ack):
+                    continue
                 emit("delivered", n=n, body=data.decode("utf-8", "replace"), redelivered=bool(m.method.redelivered))
-                if ack:
-                    c.ack(dch, int(m.method.delivery_tag))
             if not c.cancelled:
                 cancel_tag = tag + "-other" if "cancel-wrong-tag" in faults else tag
+                c.cancelling = True
                 c.call(ch, spec.BasicCancel(cancel_tag, False), "basic.cancel-ok")
+                c.cancelling = False
         elif workload == "get":
             for _ in range(count):
                 c.method(ch, spec.BasicGet(0, queue, not ack))
                 until = time.monotonic() + timeout
-                before = len(c.deliveries)
+                before, empties = len(c.deliveries), c.empties
                 got = None
-                while time.monotonic() < until and got is None:
+                while time.monotonic() < until and got is None and ch in c.open_channels:  # a closed channel answers no get
                     got = c.wait_for(None, timeout=0.1)
+                    if c.empties > empties:
+                        emit("empty")
+                        break
                     if len(c.deliveries) > before:
                         dch, m, data = c.deliveries[-1]
-                        emit("delivered", n=1, body=data.decode("utf-8", "replace"), redelivered=False)
-                        if ack:
-                            c.ack(dch, int(m.method.delivery_tag))
+                        if c.settle(dch, len(c.deliveries), int(m.method.delivery_tag), ack):
+                            emit("delivered", n=1, body=data.decode("utf-8", "replace"), redelivered=False)
                         break
         elif workload == "idle":
             c.wait_for(None, timeout=timeout)

@@ -1,0 +1,39 @@
+"""What the settlement cases share (acks, rejects and nacks a client sends): the ledger of
+settlements, and the judgement of a workload that processes every message it is given."""
+from __future__ import annotations
+
+from amqpspec.case import Context
+from amqpspec.peer.amqp091 import Observation
+from amqpspec.wire.amqp091 import MethodFrame
+
+from ._client import unmet
+
+__all__ = ["settled_twice", "no_turning_away"]
+
+
+def settled_twice(acks: list[tuple[int, MethodFrame]], already: set[tuple[int, int]],
+                  delivered: set[tuple[int, int]]) -> list[str]:
+    """The client's settlements (ack, reject, nack, in order) that settle again a delivery
+    already settled; ``already``: the deliveries settled before any of them (taken no-ack)."""
+    settled = set(already)
+    wrong: list[str] = []
+    for ch, f in acks:
+        tag, multiple = int(f.method.delivery_tag), bool(getattr(f.method, "multiple", False))
+        if tag and (ch, tag) in settled:
+            wrong.append(f.summary())
+            continue
+        if multiple:
+            settled |= {(c, t) for c, t in delivered if c == ch and (tag == 0 or t <= tag)}
+        else:
+            settled.add((ch, tag))
+    return wrong
+
+
+def no_turning_away(ctx: Context, p, obs: Observation, method: str) -> None:  # type: ignore[no-untyped-def]
+    """Judges a workload that processes every message it is given: no ``method`` (basic.reject
+    or basic.nack) for any of them."""
+    if not p.responder.delivered:
+        unmet("a delivery", obs)
+    turned = [f.summary() for _, f in p.responder.acks if f.method.NAME == method]
+    ctx.record(not turned, expected=f"every message processed: acknowledged, none turned away with {method}",
+               observed="; ".join(turned[:4]) or f"{len(p.responder.delivered)} delivered, no {method}")
