@@ -110,6 +110,23 @@ FAULTS = {
     "amqp091/2.3.7/client-answers-channel-close-while-publishing": "no-channel-close-ok",
     "amqp091/2.3.7/client-answers-connection-close-while-publishing": "no-close-ok",
     "amqp091/3.2.1/client-waits-for-confirm-select-ok": "pipeline",
+    "amqp091/4.2.3/client-rejects-oversized-method-frame": "accept-oversized",
+    "amqp091/4.2.3/client-checks-frame-end-before-decoding": "decode-before-end",
+    "amqp091/2.2.4/client-closes-on-bad-frame-end-before-open": "lenient,close-method-in-handshake",
+    "amqp091/2.2.4/client-closes-on-start-on-channel-1": "close-method-in-handshake",
+    "amqp091/4.2.3/client-channel-frames-on-nonzero-channel": "open-channel-zero",
+    "amqp091/4.2.7/client-counts-deliveries-as-traffic": "count-heartbeats-only",
+    "amqp091/4.2.7/client-heartbeats-while-only-receiving": "beat-by-recv",
+    "amqp091/4.2.6/client-keeps-content-frames-together": "interleave-content",
+    "amqp091/4.2.6/client-takes-heartbeat-between-body-frames": "strict-content-sequence",
+    "amqp091/2.3.5.2/client-joins-one-octet-body-frames": "first-frame-only",
+    "amqp091/2.3.7/client-answers-connection-close-instead-of-channel-close-ok": "no-close-ok",
+    "amqp091/connection.close-ok/client-waits-for-close-ok": "no-wait-close-ok",
+    "amqp091/2.3.6/client-reports-channel-exception-code": "hide-close-code",
+    "amqp091/channel.flow/client-resumes-after-flow-restart": "never-resume",
+    "amqp091/4.2.5.5/client-reads-every-field-type": "narrow-tables",
+    "amqp091/4.2.5.5/client-tables-without-duplicate-fields": "duplicate-field",
+    "amqp091/connection.tune/client-refuses-frame-max-below-minimum": "accept-small-frame-max",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
