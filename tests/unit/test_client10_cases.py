@@ -102,6 +102,9 @@ FAULTS: dict[str, tuple[str, str]] = {
     "3.2.10/client-ignores-unknown-x-opt-annotation": ("strict-annotations", "failed"),
     "3.2.10/client-detaches-on-unknown-annotation": ("ignore-annotations", "failed"),
     "2.7.5/client-settled-flag-follows-snd-settle-mode": ("settle-in-unsettled-mode", "failed"),
+    # issue 15, area A (transport and security)
+    "2.3.1/client-frames-decode": ("frame-size-lies", "failed"),
+    "2.3.2/client-sends-only-performatives": ("unknown-performative", "failed"),
 }
 
 

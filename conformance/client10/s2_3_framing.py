@@ -1,0 +1,49 @@
+"""2.2 and 2.3 Framing, from the client's side: what follows the client's header is AMQP 1.0 frames.
+
+"Any data appearing beyond the protocol header MUST match the version indicated by the
+protocol header" (2.2/2); a frame's SIZE "MUST contain the total frame size of the frame
+header, extended header, and frame body" (2.3.1/1) -- a size that lies leaves the stream
+undecodable from that frame on, which is how it shows from the server's chair: the playing
+broker reads every frame the client sends through one bounded reader and records the first
+octets it cannot decode. An AMQP frame's body "MUST be one of those defined in performatives
+and is encoded as a described type" (2.3.2/1): a described value whose descriptor names no
+performative is not one (an empty frame, with no body, is allowed: 2.3.2/2).
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, case
+from amqpspec.peer.amqp10 import performative_name
+from amqpspec.wire.amqp10 import AMQPFrame
+
+from ._client import client_closed, named, open_conversation, unmet
+
+
+@case("amqp10/2.3.1/client-frames-decode", role="client",
+      title="everything the client sends after its AMQP header (a send workload) decodes as AMQP 1.0 frames of the size they announce",
+      clauses=("amqp10:2.3.1/1", "amqp10:2.2/2"))
+def frames_decode(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=1)
+    obs = p.serve()
+    if obs.framing_error is None and not named(obs.received, "begin"):
+        unmet("a begin from the client", obs)
+    ctx.record(obs.framing_error is None, expected="every frame decodable, each exactly its SIZE",
+               observed=f"undecodable: {obs.framing_error}" if obs.framing_error else
+               f"{len(obs.received)} frame(s) decoded; {client_closed(obs)}")
+    p.finish()
+
+
+@case("amqp10/2.3.2/client-sends-only-performatives", role="client",
+      title="every AMQP frame with a body the client sends (a send workload) carries one of the defined performatives",
+      clauses=("amqp10:2.3.2/1",))
+def only_performatives(ctx: Context) -> None:
+    p = open_conversation(ctx, "send", count=1)
+    obs = p.serve()
+    frames = [f for f in obs.received if isinstance(f, AMQPFrame)]
+    if not named(frames, "begin"):
+        unmet("a begin from the client", obs)
+    # the reader decodes a described value it knows as no performative into a body without a NAME
+    odd = [f for f in frames if f.performative is not None and performative_name(f) is None]
+    ctx.record(not odd, expected="a performative (open, begin, attach ... close) in every frame body",
+               observed="; ".join(f"channel {f.channel}: {str(f.performative)[:80]}" for f in odd[:3]) or
+               f"{len(frames)} AMQP frame(s), each a performative")
+    p.finish()
