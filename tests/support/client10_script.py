@@ -40,7 +40,7 @@ FAULTS = (
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
-    "own-transfer-count", "proceed-after-auth-failure", "no-redirect",
+    "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -125,7 +125,8 @@ class Client:
             self.reader.feed(data)
 
     def fail_close(self, condition: str, text: str) -> None:
-        self.send(AMQPFrame(0, spec.Close(error=spec.Error(condition=Symbol(condition), description=text))))
+        error = None if self.bad == "bare-close" else spec.Error(condition=Symbol(condition), description=text)
+        self.send(AMQPFrame(0, spec.Close(error=error)))
         self.closed_sent = True
         self.drain_until_close(1.0)
         emit("error", type="ProtocolError", message=f"{condition}: {text}")
