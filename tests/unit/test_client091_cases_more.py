@@ -20,6 +20,13 @@ FAULTS = {
     "amqp091/basic.ack/client-no-ack-for-no-ack-get": "ack-no-ack",
     "amqp091/basic.reject/client-rejects-no-consumed-message": "reject-first",
     "amqp091/basic.reject/client-rejects-no-fetched-message": "reject-first",
+    "amqp091/rabbitmq.basic.nack/client-nacks-no-consumed-message": "nack-first",
+    "amqp091/rabbitmq.basic.nack/client-nacks-no-fetched-message": "nack-first",
+    "amqp091/rabbitmq.basic.nack/client-refuses-second-nack": "trust-confirms",
+    "amqp091/rabbitmq.basic.nack/client-refuses-nack-after-ack": "trust-confirms",
+    "amqp091/rabbitmq.confirm/client-takes-ack-of-all-outstanding": "ignore-multiple",
+    "amqp091/rabbitmq.confirm/client-takes-nack-multiple": "ignore-multiple",
+    "amqp091/rabbitmq.confirm/client-takes-confirms-out-of-order": "assume-order",
 }
 
 

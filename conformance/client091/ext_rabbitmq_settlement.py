@@ -1,0 +1,162 @@
+"""RabbitMQ's basic.nack and publisher confirms, as the client sends and receives them.
+
+basic.nack, sent by a client: "The client MUST NOT use this method as a means of selecting
+messages to process" (rabbitmq091:basic.nack/03) -- judged as basic.reject/03 is (see
+class_basic_settlement): a workload that processes every message it is given turns none away.
+
+basic.nack and basic.ack, sent by the server on a confirm channel: "A message MUST not be
+rejected more than once. The receiving peer MUST validate that a non-zero delivery-tag refers
+to an unacknowledged, delivered message, and raise a channel exception if this is not the
+case" (rabbitmq091:basic.nack.multiple/exists, on-failure precondition-failed): a second nack
+of the same publish, or a nack of one already acked, names a message that is no longer
+unacknowledged -- channel exception 406. The confirms a client must take: an ack with multiple
+set and tag zero ("this indicates acknowledgement of all outstanding messages"), a nack with
+multiple set covering several publishes, and confirms that come in another order than the
+publishes ("No guarantees are made as to how soon a message is acknowledged. Applications
+SHOULD NOT make assumptions about this", rabbitmq091:confirm/time-guarantees: the third
+publish may be confirmed before the first).
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, Skip, case
+from amqpspec.verify import ChannelException
+from amqpspec.wire.amqp091 import MethodFrame, spec
+
+from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
+from ._settle import no_turning_away
+
+NOT_SELECTING = ("rabbitmq091:basic.nack/03",)
+VALIDATED = ("rabbitmq091:basic.nack.multiple/exists",)
+NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
+ALL_OUTSTANDING = ("If the multiple field is 1, and the delivery tag is zero, this indicates acknowledgement of all "
+                   "outstanding messages.")
+NACK_MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", so that multiple messages can be '
+                 'rejected with a single method.')
+BODIES = ["one", "two", "three"]
+
+
+@case("amqp091/rabbitmq.basic.nack/client-nacks-no-consumed-message", role="client",
+      title="a consumer given exactly the three messages it asks for nacks none of them",
+      clauses=NOT_SELECTING)
+def nacks_no_consumed(ctx: Context) -> None:
+    p = open_conversation(ctx, "consume", count=3, ack=True)
+    p.responder.preload("amqpspec-q", BODIES)
+    obs = p.serve()
+    no_turning_away(ctx, p, obs, "basic.nack")
+    p.finish()
+
+
+@case("amqp091/rabbitmq.basic.nack/client-nacks-no-fetched-message", role="client",
+      title="two messages fetched with basic.get to be processed are not nacked",
+      clauses=NOT_SELECTING)
+def nacks_no_fetched(ctx: Context) -> None:
+    p = open_conversation(ctx, "get", count=2, ack=True)
+    p.responder.preload("amqpspec-q", BODIES[:2])
+    obs = p.serve()
+    no_turning_away(ctx, p, obs, "basic.nack")
+    p.finish()
+
+
+def _refuses_second_confirm(ctx: Context, first: spec.BasicAck | spec.BasicNack) -> None:
+    """The publish is confirmed with ``first`` and then nacked: the nack names a message that
+    is no longer unacknowledged, which the client must refuse with channel exception 406."""
+    p = open_conversation(ctx, "confirm", count=1)
+
+    def confirm_then_nack(seq: int) -> None:
+        ch = p.responder.contents[-1].channel
+        p.peer.send(MethodFrame(ch, first), MethodFrame(ch, spec.BasicNack(seq, False, False)))
+        return None
+
+    p.responder.confirm_ack = confirm_then_nack
+    obs = p.serve(QUICK * 2)
+    if not p.responder.publish_seq:
+        unmet("a publish on a confirm channel", obs)
+    check(ctx, obs, ChannelException(406))
+    p.finish()
+
+
+@case("amqp091/rabbitmq.basic.nack/client-refuses-second-nack", role="client",
+      title="a second nack of the same publish is refused with a channel exception (406)",
+      clauses=VALIDATED)
+def refuses_second_nack(ctx: Context) -> None:
+    _refuses_second_confirm(ctx, spec.BasicNack(1, False, False))
+
+
+@case("amqp091/rabbitmq.basic.nack/client-refuses-nack-after-ack", role="client",
+      title="a nack of a publish already acked is refused with a channel exception (406)",
+      clauses=VALIDATED)
+def refuses_nack_after_ack(ctx: Context) -> None:
+    _refuses_second_confirm(ctx, spec.BasicAck(1, False))
+
+
+def _hears(ctx: Context, p, acked: bool, seqs: set[int], guideline: str = "") -> None:  # type: ignore[no-untyped-def]
+    """The application heard each of ``seqs`` confirmed (``acked``) -- read from the driver."""
+    if p.driver is None:
+        return
+    out = needs_driver(p)
+    got = {e.get("n") for e in out.named("confirmed") if e.get("ack") is acked}
+    ctx.record(got >= seqs, what="the application hears every confirm",
+               expected=f"confirmed events n={', '.join(map(str, sorted(seqs)))} with ack={str(acked).lower()}",
+               observed=out.summary(), guideline=guideline)
+
+
+@case("amqp091/rabbitmq.confirm/client-takes-ack-of-all-outstanding", role="client",
+      title="basic.ack with multiple set and tag zero confirms every outstanding publish",
+      guideline=ALL_OUTSTANDING)
+def takes_ack_all_outstanding(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=3)
+
+    def ack_all(seq: int) -> None:
+        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicAck(0, True)))
+        return None
+
+    p.responder.confirm_ack = ack_all
+    obs = p.serve()
+    if not p.responder.publish_seq:
+        unmet("publishes on a confirm channel", obs)
+    errors = error_closes(obs)
+    ctx.record(not errors, what="no exception for the ack of all outstanding", guideline=ALL_OUTSTANDING,
+               expected="no channel or connection exception", observed=describe_errors(errors))
+    _hears(ctx, p, True, {1, 2, 3}, ALL_OUTSTANDING)
+
+
+def _three_outstanding(p):  # type: ignore[no-untyped-def]
+    """Serves until the client has published three messages with none confirmed; skips a client
+    that publishes the next message only after the previous one is confirmed."""
+    p.responder.confirm_ack = lambda seq: None
+    first = p.serve(QUICK * 1.5, stop=lambda f: len(p.responder.contents) >= 3)
+    if len(p.responder.contents) < 3:
+        if p.responder.contents:
+            p.finish(0.3)
+            raise Skip("the client publishes the next message only after the previous one is confirmed: "
+                       "no confirm can come for a later message before an earlier one")
+        unmet("three publishes on a confirm channel", first)
+    return first, p.responder.contents[-1].channel
+
+
+@case("amqp091/rabbitmq.confirm/client-takes-nack-multiple", role="client",
+      title="one basic.nack with multiple set rejects all three publishes up to its tag, and the application hears it",
+      guideline=NACK_MULTIPLE)
+def takes_nack_multiple(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=3)
+    first, ch = _three_outstanding(p)
+    p.peer.send(MethodFrame(ch, spec.BasicNack(3, True, False)))
+    obs = p.serve()
+    errors = error_closes(first) + error_closes(obs)
+    ctx.record(not errors, what="no exception for the multiple nack", guideline=NACK_MULTIPLE,
+               expected="no channel or connection exception", observed=describe_errors(errors))
+    _hears(ctx, p, False, {1, 2, 3}, NACK_MULTIPLE)
+
+
+@case("amqp091/rabbitmq.confirm/client-takes-confirms-out-of-order", role="client",
+      title="acks for three publishes sent third, second, first are each taken, with no exception",
+      clauses=NO_TIMING)
+def takes_out_of_order(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=3)
+    first, ch = _three_outstanding(p)
+    p.peer.send(*(MethodFrame(ch, spec.BasicAck(n, False)) for n in (3, 2, 1)))
+    obs = p.serve()
+    errors = error_closes(first) + error_closes(obs)
+    ctx.record(not errors, what="no exception for the reordered confirms",
+               expected="no channel or connection exception", observed=describe_errors(errors))
+    _hears(ctx, p, True, {1, 2, 3})
