@@ -1,7 +1,8 @@
 """3.2.4 Properties of the messages the client sends.
 
 "The content-encoding MUST NOT be set when the application-data section is other than data"
-(3.2.4/7); "Implementations MUST NOT use the identity encoding" (3.2.4/8); "When using an
+(3.2.4/7); "Implementations MUST NOT use the identity encoding. Instead, implementations SHOULD
+NOT set this property" (3.2.4/8, 3.2.4/9); "When using an
 application-data section with a section code other than data, content-type SHOULD NOT be
 set" (3.2.4/6); "Implementations SHOULD NOT use the compress encoding" (3.2.4/10) and "SHOULD NOT
 specify multiple content-encoding values" (3.2.4/11) -- both allowed for messages from other
@@ -38,7 +39,7 @@ def _not_data(m) -> bool:  # type: ignore[no-untyped-def]
 
 @case("amqp10/3.2.4/client-content-encoding", role="client",
       title="the client sets no content-encoding on a message whose body is not data, and never 'identity'",
-      clauses=("amqp10:3.2.4/7", "amqp10:3.2.4/8"))
+      clauses=("amqp10:3.2.4/7", "amqp10:3.2.4/8", "amqp10:3.2.4/9"))
 def content_encoding(ctx: Context) -> None:
     msgs = _messages(ctx)
     encodings = [(getattr(m.properties, "content_encoding", None), _not_data(m)) for m in msgs]

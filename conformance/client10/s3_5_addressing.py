@@ -2,7 +2,9 @@
 
 "The address of the source MUST NOT be set when sent on a attach frame sent by the receiving
 link endpoint where the dynamic flag is set to true (that is where the receiver is
-requesting the sender to create an addressable node)" (3.5.3/1). The rpc workload asks for
+requesting the sender to create an addressable node)" (3.5.3/1); the dynamic field says it
+again: "When set to true by the receiving link endpoint ... In this case the address field MUST
+NOT be set" (3.5.3/4). The rpc workload asks for
 a dynamic reply node: its receiving attach has dynamic=true and no address.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ._client import describe_frames, named, open_conversation, unmet
 
 @case("amqp10/3.5.3/client-dynamic-source-without-address", role="client",
       title="the client's receiving attach asking for a dynamic node sets no source address",
-      clauses=("amqp10:3.5.3/1",))
+      clauses=("amqp10:3.5.3/1", "amqp10:3.5.3/4"))
 def dynamic_source(ctx: Context) -> None:
     p = open_conversation(ctx, "rpc")
     obs = p.serve()
