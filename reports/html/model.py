@@ -98,6 +98,8 @@ class TargetView:
     last_started_at: Any = None
     target_url: str = ""              # of the latest run: tells apart brokers that send no product name
     cases: list[CaseView] = field(default_factory=list)
+    role: str = "broker"              # "client": a client library judged by amqpspec client (see .clients)
+    driver: str | None = None         # the client's driver (drivers/<name>)
 
     @property
     def href(self) -> str:
@@ -191,6 +193,8 @@ class CaseLink:
 class SpecCell:
     status: str
     cases: list[CaseLink] = field(default_factory=list)
+    covering: list[str] | None = None   # a client column's own covering cases (None: the clause's)
+    note: str = ""                      # why a client column has no verdict
 
 
 @dataclass
@@ -295,6 +299,10 @@ def build_spec(protocol: str, targets: list[TargetView], rows_by_target: dict[st
         for i, t in enumerate(targets):
             rows = cites[i].get(clause.id, [])
             status = clause_status(rows)
+            if status is None and t.role == "client":
+                cells.append(_client_cell(acc))
+                totals[i][cells[-1].status] += 1
+                continue
             if status is None:
                 if acc is not None and acc.cases:
                     status = "not-run"
@@ -324,6 +332,16 @@ def build_spec(protocol: str, targets: list[TargetView], rows_by_target: dict[st
             section.clauses.append(SpecClause(cid, clause_anchor(cid), "?", "UNKNOWN", "", "", cells))
         sections.append(section)
     return SpecView(protocol, protocol_slug(protocol), targets, sections, totals, len(clauses))
+
+
+def _client_cell(acc: Any) -> SpecCell:
+    """A client library's cell for a clause its latest run does not cite: the catalog's client
+    cases say whether one would (not run) or none does (the broker-side accounting does not
+    apply: a clause covered by broker cases is still untested on the client's side)."""
+    client_cases = list(getattr(acc, "client_cases", None) or [])
+    if client_cases:
+        return SpecCell("not-run", covering=client_cases)
+    return SpecCell("untested", covering=[], note="no client case cites it")
 
 
 def status_legend() -> list[tuple[str, str, str]]:

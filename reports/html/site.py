@@ -34,6 +34,7 @@ from amqpspec.atomicfile import write_atomically
 from amqpspec.reports.console import format_close, printable, redact_url
 
 from . import chart, load, model, pcap
+from . import clients as client_view
 from .hexview import hex_view
 from .paginate import PAGE_SIZE, paginate
 from .status import STATUSES
@@ -453,16 +454,20 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     bases = [bundle_path.resolve().parent, Path.cwd()]
 
     targets = _targets(bundle)
-    rows = load.read_latest_rows(dataset_dir, bundle["targets"])
-    for t in targets:
+    clients = client_view.section(bundle)
+    libraries = client_view.library_views(clients)   # client libraries: pages like a broker's, apart
+    rows = load.read_latest_rows(dataset_dir, bundle["targets"] + clients["libraries"])
+    for t in targets + libraries:
         t.cases = model.build_cases(t, rows.by_target.get(t.key, []))
-    _attach_records(targets, bases)
+    _attach_records(targets + libraries, bases)
 
     writer = pcap.pcap_writer() if pcaps != "none" else None
     protocols = sorted({t.protocol for t in targets})
-    specs = [model.build_spec(p, [t for t in targets if t.protocol == p], rows.by_target)
-             for p in protocols if p in model.PROTOCOL_SLUGS]
+    # the annotated specification: the brokers' columns, then the libraries' (client-side verdicts)
+    specs = [model.build_spec(p, [t for t in targets + libraries if t.protocol == p], rows.by_target)
+             for p in sorted({t.protocol for t in targets + libraries}) if p in model.PROTOCOL_SLUGS]
     matrices = _matrices(bundle, targets)
+    client_matrices = client_view.matrices(clients, libraries)
     charts = [chart.build_chart(h) for h in bundle["history"] if isinstance(h, dict)]
     findings = _finding_views(bundle, rows.findings, bases)
     for f in findings:   # a violated clause links to the annotated spec when that page exists
@@ -476,6 +481,7 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     site.nav = {
         "specs": [(s.protocol, s.href) for s in specs],
         "matrices": [(m["protocol"], m["href"]) for m in matrices if len(m["columns"]) > 1],
+        "client_matrices": [(m["protocol"], m["href"]) for m in client_matrices],
         "history": "html/history.html" if several_runs else None,
         "findings": "html/findings/index-1.html" if findings else None,
         "inputs": "html/inputs-1.html" if (inputs.get("bad") or inputs.get("files")) else None,
@@ -488,10 +494,15 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     for m in matrices:
         if len(m["columns"]) > 1:
             site.write("matrix.html.j2", m["href"], matrix=m)
-    for t in targets:
+    for m in client_matrices:
+        site.write("client_matrix.html.j2", m["href"], matrix=m)
+    for t in targets + libraries:
         if progress:
             progress(f"{t.key}: {len(t.cases)} cases")
-        site.write("target.html.j2", t.href, target=t)
+        if t.role == "client":
+            site.write("library.html.j2", t.href, target=t, clause_index=client_view.clause_index(t))
+        else:
+            site.write("target.html.j2", t.href, target=t)
         tabs = [("all", "all", len(t.cases))] + [
             (v, v, sum(1 for c in t.cases if c.verdict == v)) for v in VERDICTS]
         for name, verdict, _n in tabs:
@@ -538,4 +549,4 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     return _write_index_atomically(
         site, targets=targets, specs=specs, matrices=matrices, charts=charts, findings=findings,
         dataset_problem=rows.problem, inputs=inputs, protocols=protocols, worst_limit=WORST_ON_INDEX,
-        pages_written=site.pages)
+        pages_written=site.pages, libraries=libraries, client_matrices=client_matrices)
