@@ -58,7 +58,13 @@ def _list_targets(protocol: str) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("url")
+@click.argument("url", required=False)
+@click.option("--as-server", is_flag=True, help="Play a hostile broker against a client library instead (no URL): "
+              "needs --driver or --driver-cmd; see fuzz/server_campaign.py.")
+@click.option("--driver", metavar="NAME", help="--as-server: the client's driver (a folder of drivers/).")
+@click.option("--driver-cmd", metavar="CMD", help="--as-server: 'CMD {url} {workload}' of a driver of your own.")
+@click.option("--rss-limit", type=click.IntRange(min=1), default=512, show_default=True, metavar="MB",
+              help="--as-server: the driver's resident memory that counts as a finding.")
 @click.option("--protocol", type=click.Choice(("0-9-1", "1.0", "auto")), default="auto", show_default=True,
               help="Protocol to fuzz; auto asks the broker.")
 @click.option("--target", "target_names", multiple=True, metavar="NAME",
@@ -101,7 +107,8 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
          seed: int | None, jobs: int, slots: int | None, findings_dir: str, window: float, shrink_time: float,
          restart_command: str | None, memory_limit: int, management_url: str | None, management_user: str | None,
          management_password_file: str | None, cafile: str | None, insecure: bool, password_file: str | None,
-         seed_paths: tuple[str, ...], list_targets: bool) -> None:
+         seed_paths: tuple[str, ...], list_targets: bool, as_server: bool = False, driver: str | None = None,
+         driver_cmd: str | None = None, rss_limit: int = 512) -> None:
     """Fuzz the broker at URL (amqp[s]://user:pass@host:port/vhost) and keep every finding.
 
     Each finding is a minimal input with its two-way transcript, the clauses it violates and
@@ -120,6 +127,18 @@ def fuzz(url: str, protocol: str, target_names: tuple[str, ...], duration: float
     from .display import Progress
     from .targets import Env
 
+    if as_server:
+        from .server_cli import run_as_server
+
+        if url:
+            raise UsageError("--as-server takes no URL: amqpspec listens and launches the client (--driver NAME)")
+        _check_findings_dir(findings_dir)
+        run_as_server(protocol=protocol, driver=driver, driver_cmd=driver_cmd, seed=seed, examples=examples,
+                      duration=duration, findings_dir=findings_dir, rss_limit_mb=rss_limit,
+                      default_duration=parse_duration(DEFAULT_DURATION))
+        return
+    if not url:
+        raise UsageError("fuzz needs the broker's URL (amqpspec fuzz amqp://HOST:PORT/), or --as-server --driver NAME")
     password = broker_password(password_file)
     target = Target.parse(url, cafile=cafile, insecure=insecure, password=password)
     if password is not None:  # the workers (other processes) parse the URL again: hand them this password

@@ -35,7 +35,7 @@ from amqpspec.result import clean_record
 SCHEMA = 1
 KIND = "finding"
 VIOLATIONS = ("hang", "reset-without-close", "wrong-code", "liveness", "memory", "control-loss", "invariant",
-              "decode-error-by-broker")
+              "decode-error-by-broker", "crash")
 KEYS = ("schema", "kind", "signature", "signature_id", "broker", "target_url", "seed", "first_seen", "last_seen",
         "count", "clauses", "input", "transcript", "replay", "run_id")
 SIGNATURE_KEYS = ("protocol", "target", "violation", "code", "condition", "state")

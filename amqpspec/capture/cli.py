@@ -63,10 +63,14 @@ def _names_vhost(url: str) -> bool:
 @password_option
 @click.option("-v", "--verbose", is_flag=True, help="Print every frame sent and received, decoded.")
 @click.option("--explain", is_flag=True, help="Print what the comparison ignores, and why, then exit.")
+@click.option("--driver", metavar="NAME", help="A finding of `fuzz --as-server`: play its broker frames to this client "
+              "driver (no URL) and say whether the finding reproduces.")
+@click.option("--driver-cmd", metavar="CMD", help="As --driver, for a driver of your own: 'CMD {url} {workload}'.")
 @guarded
 def replay(file: str | None, url: str | None, case_id: str | None, timing: str, answer_timeout: float, max_gap: float,
            timeout: float, ignore: tuple[str, ...], strict: bool, cleanup: bool | None, cafile: str | None,
-           insecure: bool, password_file: str | None, verbose: bool, explain: bool) -> None:
+           insecure: bool, password_file: str | None, verbose: bool, explain: bool, driver: str | None = None,
+           driver_cmd: str | None = None) -> None:
     """Re-send the client side of FILE to the broker at URL and compare its answers with the recording.
 
     FILE: a transcript written by `amqpspec record`, a result file of `amqpspec run --json`
@@ -79,6 +83,13 @@ def replay(file: str | None, url: str | None, case_id: str | None, timing: str, 
     if explain:
         for line in explain_lines():
             click.echo(line)
+        return
+    if file and (driver or driver_cmd):
+        from amqpspec.fuzz.server_cli import replay_with_driver
+
+        if url:
+            raise UsageError("replay --driver takes no URL: amqpspec plays the broker and launches the client")
+        replay_with_driver(file, driver, driver_cmd)
         return
     if not file or not url:
         raise UsageError("replay needs FILE and URL (amqpspec replay FILE URL [--case ID]); --explain needs neither")
