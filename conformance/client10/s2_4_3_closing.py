@@ -1,0 +1,59 @@
+"""2.4.3 Closing a connection, from the client's side: where a close may arrive, and what the
+client's own close says when an error makes it close.
+
+"A close frame MAY be received on any channel up to the maximum channel number negotiated in
+open" (2.4.3/4): the MAY is the sender's; the receiver cannot refuse it, so a close on channel
+1 (within the client's channel-max) is the server's close like one on channel 0, and "Prior to
+closing a connection, each peer MUST write a close frame" (2.4.3/1) -- the client answers it.
+That sentence goes on: "with a code indicating the reason for closing", and close's error
+field says the same ("The value of the field SHOULD contain details on the cause of the
+error", 2.7.9/2): a stream the client cannot decode -- a frame header whose DOFF is 1, below
+the 2 the frame header itself occupies (2.3.1) -- leaves it no way on but closing, and that
+close carries the error that caused it. A client that drops the socket without a close
+breaks the MUST as surely as one that closes without saying why.
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, Skip, case
+from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.wire.amqp10 import AMQPFrame, spec
+
+from ._client import QUICK, client_closed, error, named, open_conversation
+
+# a frame header announcing 8 octets with DOFF 1: no valid frame header can be formed from it
+BAD_DOFF = b"\x00\x00\x00\x08\x01\x00\x00\x00"
+
+
+@case("amqp10/2.4.3/client-answers-close-on-channel-1", role="client",
+      title="the server's close sent on channel 1 (within the client's channel-max) is answered by the client's close",
+      clauses=("amqp10:2.4.3/4", "amqp10:2.4.3/1"))
+def answers_close_on_channel_1(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=6)
+    if p.peer.negotiated.channel_max < 1:
+        p.finish(0.2)
+        raise Skip("the client's channel-max is 0: channel 1 is outside it")
+    p.serve(0.5)
+    p.peer.send(AMQPFrame(1, spec.Close(error=error("amqp:connection:forced", "amqpspec closes (on channel 1)"))))
+    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) == "close")
+    ctx.record(p.responder.client_close is not None, expected="close from the client after ours on channel 1",
+               observed=client_closed(obs))
+    p.finish()
+
+
+@case("amqp10/2.4.3/client-close-carries-its-cause", role="client",
+      title="made to close by a frame header it cannot decode (DOFF 1), the client writes a close carrying an error first",
+      clauses=("amqp10:2.4.3/1", "amqp10:2.7.9/2"))
+def close_carries_cause(ctx: Context) -> None:
+    p = open_conversation(ctx, "idle", timeout=6)
+    p.serve(0.5)
+    p.peer.send(BAD_DOFF)
+    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) == "close")
+    closes = named(obs.received, "close")
+    if not closes and not obs.closed:
+        p.finish(0.2)
+        raise Skip(f"the client neither closed nor wrote anything within {QUICK * 2:g} s of the undecodable header")
+    cause = error_condition(closes[0].performative) if closes else None
+    ctx.record(cause is not None, expected="close with an error (e.g. amqp:connection:framing-error) before the socket closes",
+               observed=(f"close with error {cause}" if cause else "close without an error") if closes
+               else client_closed(obs))
+    p.finish()
