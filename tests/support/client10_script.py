@@ -39,8 +39,9 @@ FAULTS = (
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
+    "partner-handle",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
-    "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close",
+    "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -160,6 +161,8 @@ class Client:
         if not isinstance(got, ProtocolHeader):
             raise Done(1)
         if sasl:
+            if self.bad == "sasl-as-server":   # announces mechanisms itself, as only the SASL server may (5.3.2)
+                self.send(frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol("PLAIN")])))
             mechs = self.read(self.timeout)
             offered = [str(m) for m in (mechs.body.sasl_server_mechanisms or [])] if isinstance(mechs, SASLFrame) else []
             if self.bad == "mechanism-external":
@@ -176,6 +179,8 @@ class Client:
             init = spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname=self.hostname)
             if self.bad == "sasl-header":   # type-specific octets and an extended header where 5.3.1 asks for none
                 self.send(SASLFrame(init, channel=1, extended=b"\x00" * 4))
+            elif self.bad == "sasl-trailing":   # a null after the sasl-init: two values in one SASL frame body
+                self.send(SASLFrame(init, trailing=b"\x40"))
             else:
                 self.send(frame(init))
             outcome = self.read(self.timeout)
@@ -462,7 +467,8 @@ class Client:
         seen_begin = self.remote_begin is not None and self.bad != "no-next-incoming-id"
         self.send(AMQPFrame(self.channel, spec.Flow(
             next_incoming_id=self.next_incoming_id if seen_begin else None, incoming_window=1000,
-            next_outgoing_id=self.next_outgoing_id, outgoing_window=1000, handle=handle, echo=echo or None,
+            next_outgoing_id=self.next_outgoing_id, outgoing_window=1000, echo=echo or None,
+            handle=int(lk["remote"].handle) if self.bad == "partner-handle" and lk["remote"] is not None else handle,
             **fields)))
 
     def on_transfer(self, item: AMQPFrame) -> None:
@@ -535,6 +541,18 @@ class Client:
             condition=Symbol(condition), description=text))))
         self.links[handle]["detached"] = True
         emit("error", type="LinkError", message=f"{condition}: {text}")
+        self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
+        self.close()
+        raise Done(1)
+
+    def check_source(self, handle: int) -> None:
+        """2.6.3: a receiving link answered with a null source has no terminus behind it: detached."""
+        remote = self.links[handle]["remote"]
+        if remote is None or remote.source is not None or self.bad == "trust-terminus":
+            return
+        self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True)))
+        self.links[handle]["detached"] = True
+        emit("error", type="LinkRefused", message="the node created no source")
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
         self.close()
         raise Done(1)
@@ -661,6 +679,7 @@ def run(url: str, workload: str, opts: dict[str, str]) -> int:
                 count = 1
             else:
                 h = c.attach(RECEIVER, address)
+                c.check_source(h)
                 c.link_flow(h, int(opts.get("credit") or 5))
             for n in range(1, count + 1):
                 c.until(lambda f: len([d for d in c.deliveries if d[0] == h]) >= n)
