@@ -21,11 +21,12 @@ import time
 
 from amqpspec.case import Context, Skip, case
 from amqpspec.verify import ChannelException
-from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
+from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from amqpspec.client.session import play
 
 from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
+from ._rabbitmq import announced
 
 NACK_HANDLED = ("rabbitmq091:basic.nack/04",)
 NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
@@ -38,14 +39,6 @@ HOLD_S = 1.5
 NACK_VALIDATED = ("rabbitmq091:basic.nack.multiple/exists",)
 MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", so that multiple messages can be '
             'acknowledged with a single method.')
-
-
-def _announced(p, capability: str) -> None:  # type: ignore[no-untyped-def]
-    props = to_plain(p.peer.negotiated.start_ok.client_properties or {})
-    caps = props.get("capabilities") if isinstance(props, dict) else None
-    if not (isinstance(caps, dict) and caps.get(capability)):
-        p.finish(0.3)
-        raise Skip(f"the client does not announce capabilities.{capability}: the server must not send it")
 
 
 @case("amqp091/rabbitmq.basic.nack/client-takes-nack", role="client",
@@ -93,7 +86,7 @@ def waits_for_late_confirms(ctx: Context) -> None:
       guideline=SENT_BY_SERVER)
 def takes_server_cancel(ctx: Context) -> None:
     p = open_conversation(ctx, "consume", count=2)
-    _announced(p, "consumer_cancel_notify")
+    announced(p, "consumer_cancel_notify")
     first = p.serve(QUICK * 2, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "basic.consume")
     consumer = next(iter(p.responder.consumers.values()), None)
     if consumer is None:
@@ -113,7 +106,7 @@ def takes_server_cancel(ctx: Context) -> None:
 def holds_publishes(ctx: Context) -> None:
     p = play(ctx, "publish", count=3, body="blocked")
     p.handshake(upto="tune-ok")
-    _announced(p, "connection.blocked")
+    announced(p, "connection.blocked")
     # blocked right behind open-ok: the client reads it before it can publish anything
     p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
                 + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())

@@ -27,6 +27,13 @@ FAULTS = {
     "amqp091/rabbitmq.confirm/client-takes-ack-of-all-outstanding": "ignore-multiple",
     "amqp091/rabbitmq.confirm/client-takes-nack-multiple": "ignore-multiple",
     "amqp091/rabbitmq.confirm/client-takes-confirms-out-of-order": "assume-order",
+    "amqp091/rabbitmq.connection.blocked/client-holds-confirmed-publishes": "ignore-blocked",
+    "amqp091/rabbitmq.connection.unblocked/client-publishes-after-unblocked": "stay-blocked",
+    "amqp091/basic.get-empty/client-takes-get-empty": "empty-fatal",
+    "amqp091/basic.get-empty/client-gets-after-get-empty": "empty-fatal",
+    "amqp091/basic.cancel/client-takes-delivery-before-cancel-ok": "strict-after-cancel",
+    "amqp091/basic.delivery-mode/client-marks-persistent-publishes": "no-persistent",
+    "amqp091/basic.delivery-mode/client-marks-persistent-transacted-publishes": "no-persistent",
 }
 
 

@@ -1,0 +1,67 @@
+"""RabbitMQ's connection.blocked and connection.unblocked, as a publishing client takes them.
+
+"This method indicates that a connection has been blocked and does not accept new publishes"
+(connection.blocked); "This method indicates that a connection has been unblocked and now
+accepts publishes" (connection.unblocked). The server sends them only to a client that
+announced ``capabilities.connection.blocked`` (otherwise the case is skipped). Blocked right
+behind open-ok, a client publishes nothing until it is unblocked -- here on a confirm channel,
+whose publishes many libraries write through another path than plain ones -- and once
+unblocked, it publishes what its application asked for: a client that stays blocked never
+delivers its messages.
+"""
+from __future__ import annotations
+
+from amqpspec.case import Context, case
+from amqpspec.client.session import play
+from amqpspec.wire.amqp091 import MethodFrame, spec
+
+from ._client import QUICK, describe_errors, error_closes
+from ._rabbitmq import announced
+
+BLOCKED = "This method indicates that a connection has been blocked and does not accept new publishes."
+UNBLOCKED = "This method indicates that a connection has been unblocked and now accepts publishes."
+HOLD_S = 1.5
+SHORT_HOLD_S = 0.5
+
+
+def _blocked_at_open(ctx: Context, workload: str, count: int):  # type: ignore[no-untyped-def]
+    """The client connected and told, with its open-ok, that the connection is blocked."""
+    p = play(ctx, workload, count=count, body="blocked")
+    p.handshake(upto="tune-ok")
+    announced(p, "connection.blocked")
+    # blocked right behind open-ok: the client reads it before it can publish anything
+    p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
+                + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())
+    return p
+
+
+@case("amqp091/rabbitmq.connection.blocked/client-holds-confirmed-publishes", role="client",
+      title="after connection.blocked nothing is published on a confirm channel until unblocked",
+      guideline=BLOCKED)
+def holds_confirmed_publishes(ctx: Context) -> None:
+    p = _blocked_at_open(ctx, "confirm", 2)
+    during = p.serve(HOLD_S)
+    published = during.methods("basic.publish")
+    p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
+    p.serve()
+    ctx.record(not published, expected=f"no basic.publish in the {HOLD_S:g} s the connection is blocked",
+               observed=f"{len(published)} basic.publish while the connection was blocked"
+               if published else "nothing published while blocked", guideline=BLOCKED)
+    p.finish()
+
+
+@case("amqp091/rabbitmq.connection.unblocked/client-publishes-after-unblocked", role="client",
+      title="blocked at open and unblocked 0.5 s later, the client publishes its three messages",
+      guideline=UNBLOCKED)
+def publishes_after_unblocked(ctx: Context) -> None:
+    p = _blocked_at_open(ctx, "publish", 3)
+    first = p.serve(SHORT_HOLD_S)
+    p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
+    obs = p.serve(QUICK * 2, stop=lambda f: len(p.responder.contents) >= 3)
+    errors = error_closes(first) + error_closes(obs)
+    sent = len(p.responder.contents)
+    ctx.record(sent >= 3 and not errors, guideline=UNBLOCKED,
+               expected=f"the three messages published within {QUICK * 2:g} s of connection.unblocked, no exception",
+               observed=f"{sent} published; {describe_errors(errors)}")
+    p.serve(QUICK)
+    p.finish()
