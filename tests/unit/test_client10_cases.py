@@ -110,6 +110,9 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.4.5/client-waits-twice-its-idle-time-out": ("idle-at-announced", "warning"),
     "2.5.4/client-ends-session-on-unattached-transfer": ("ignore-unattached-transfer", "failed"),
     "2.5.6/client-next-incoming-id-follows-server": ("own-transfer-count", "failed"),
+    "5.1/client-closes-after-failed-sasl": ("proceed-after-auth-failure", "failed"),
+    "5.3.1/client-sasl-frame-holds-one-value": ("sasl-trailing", "failed"),
+    "5.3.2/client-plays-sasl-client": ("sasl-as-server", "failed"),
 }
 
 
