@@ -7,7 +7,8 @@ the client sends after settling one of our deliveries, or whose delivery-count c
 certainly come after our begin.
 A flow about the session alone (no handle) carries none of the link's fields: "When the
 handle field is not set, this field MUST NOT be set" (delivery-count 2.7.4/3, link-credit
-2.7.4/7, available 2.7.4/8, drain 2.7.4/9 -- drain=false, its default, is taken as unset).
+2.7.4/7, available 2.7.4/8, drain 2.7.4/9 -- drain=false, its default, is taken as unset --
+properties 2.7.4/14).
 """
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ def next_incoming_id(ctx: Context) -> None:
 
 
 @case("amqp10/2.7.4/client-session-flow-without-link-fields", role="client",
-      title="a flow of the client without a handle carries no delivery-count, link-credit, available or drain",
-      clauses=("amqp10:2.7.4/3", "amqp10:2.7.4/7", "amqp10:2.7.4/8", "amqp10:2.7.4/9"))
+      title="a flow of the client without a handle carries no delivery-count, link-credit, available, drain or properties",
+      clauses=("amqp10:2.7.4/3", "amqp10:2.7.4/7", "amqp10:2.7.4/8", "amqp10:2.7.4/9", "amqp10:2.7.4/14"))
 def session_flow(ctx: Context) -> None:
     p = open_conversation(ctx, "receive", count=3, credit=5)
     p.responder.preload("amqpspec-q", ["one", "two", "three"])
@@ -64,7 +65,8 @@ def session_flow(ctx: Context) -> None:
         p.finish(0.2)
         raise Skip("the client sent no flow without a handle")
     wrong = [f for f in bare if f.performative.delivery_count is not None or f.performative.link_credit is not None
-             or f.performative.available is not None or bool(f.performative.drain)]
+             or f.performative.available is not None or bool(f.performative.drain)
+             or f.performative.properties is not None]
     ctx.record(not wrong, expected="no link field in a flow without a handle",
                observed=describe_frames(wrong) if wrong else f"{len(bare)} session flow(s) without link fields")
     p.finish()

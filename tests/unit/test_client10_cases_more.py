@@ -23,6 +23,9 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.7.5/client-ignores-unknown-resumed-delivery": ("keep-resumed", "failed"),
     "2.7.6/client-applies-outcome-after-detach": ("drop-on-detach", "failed"),
     "2.6.5/client-ends-session-on-input-after-link-error": ("ignore-errant", "failed"),
+    "2.7.5/client-ignores-payload-of-aborted-transfer": ("keep-aborted", "failed"),
+    "2.6.3/client-receiver-checks-terminus": ("trust-terminus", "failed"),
+    "2.6.2/client-maps-partner-handle": ("partner-handle", "failed"),
 }
 
 
