@@ -42,6 +42,7 @@ FAULTS = (
     "partner-handle",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
+    "redirect-keep-hostname",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -385,7 +386,8 @@ class Client:
                                              timeout=self.timeout)
         self.reader = FrameReader(1 << 24)
         self.closed_sent = False
-        self.hostname = str(info.get("hostname") or self.hostname)
+        if self.bad != "redirect-keep-hostname":   # (the fault follows the redirect, naming the old host)
+            self.hostname = str(info.get("hostname") or self.hostname)
         self.open()
         return True
 
