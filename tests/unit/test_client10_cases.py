@@ -113,6 +113,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "5.1/client-closes-after-failed-sasl": ("proceed-after-auth-failure", "failed"),
     "5.3.1/client-sasl-frame-holds-one-value": ("sasl-trailing", "failed"),
     "5.3.2/client-plays-sasl-client": ("sasl-as-server", "failed"),
+    "2.8.16/client-follows-redirect": ("no-redirect", "warning"),
+    "2.8.16/client-redirect-hostname": ("redirect-keep-hostname", "warning"),
 }
 
 
