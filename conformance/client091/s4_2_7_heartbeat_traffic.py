@@ -8,13 +8,20 @@ AMQP traffic is sent for longer than one heartbeat interval" -- what counts is w
 client *sends*: a no-ack consumer that only receives must still heartbeat. Both sentences
 are lower-case guidelines; a client that turns heartbeats off in tune-ok (heartbeat 0) has no
 interval to keep and the cases are skipped.
+
+"Heartbeats can be sent at any time": a heartbeat frame between connection.start and
+connection.tune, before either side agreed on heartbeating, is no fault -- a client that
+does not heartbeat yet discards it ("If the peer does not support heartbeating it MUST
+discard the heartbeat frame without signalling any error or fault", 4.2.7/3, read for the
+time before tuning), and the handshake goes on.
 """
 from __future__ import annotations
 
 import time
 
 from amqpspec.case import Context, Skip, case
-from amqpspec.client.session import Play
+from amqpspec.client.session import Play, play
+from amqpspec.peer.amqp091 import UnexpectedReply
 from amqpspec.peer.server091_responder import Consumer, Message
 from amqpspec.wire.amqp091 import HeartbeatFrame, MethodFrame
 
@@ -26,6 +33,7 @@ DETECT_SILENCE = ("If a peer detects no incoming traffic (i.e. received octets) 
 SEND_AT_INTERVALS = ("The peer should make a best effort to send heartbeats at specified intervals. Heartbeats can "
                      "be sent at any time. Any sent octet is a valid substitute for a heartbeat, thus heartbeats only "
                      "have to be sent if no non-heartbeat AMQP traffic is sent for longer than one heartbeat interval.")
+ANY_TIME = "Heartbeats can be sent at any time."
 INTERVAL = 1
 
 
@@ -99,4 +107,23 @@ def heartbeats_while_receiving(ctx: Context) -> None:
     ctx.record(gap < 2 * p.peer.negotiated.heartbeat, guideline=SEND_AT_INTERVALS,
                expected=f"no silence of {2 * p.peer.negotiated.heartbeat} s or more from the client while it only receives",
                observed=f"longest silence {gap:.2f} s; {beats} heartbeat(s)" + ("; the client closed the socket" if closed else ""))
+    p.finish()
+
+
+@case("amqp091/4.2.7/client-takes-heartbeat-before-tune", role="client",
+      title="a heartbeat frame between connection.start and connection.tune causes no error: the handshake goes on",
+      guideline=ANY_TIME)
+def heartbeat_before_tune(ctx: Context) -> None:
+    p = play(ctx, "connect")
+    p.handshake(upto="start-ok")
+    p.peer.send(HeartbeatFrame(0))
+    try:
+        p.handshake()
+        ok, observed = True, "tune-ok and open followed"
+    except UnexpectedReply as exc:
+        ok, observed = False, str(exc)
+    ctx.record(ok, guideline=ANY_TIME, expected="the handshake goes on after a heartbeat before connection.tune",
+               observed=observed)
+    if ok:
+        p.serve()
     p.finish()

@@ -40,9 +40,10 @@ def emit(event: str, **fields: Any) -> None:
 class Fatal(Exception):
     """The connection must end: with connection.close ``code`` or, when silent, the socket alone."""
 
-    def __init__(self, code: int = 0, text: str = "", silent: bool = False) -> None:
+    def __init__(self, code: int = 0, text: str = "", silent: bool = False, method: Any = None) -> None:
         super().__init__(text)
         self.code, self.text, self.silent = code, text, silent
+        self.method = method  # the method that provoked it: its class and method id go in the close
 
 
 class Ended(Exception):
@@ -196,7 +197,7 @@ class Client:
                 return None
             raise Fatal(540, "NOT_IMPLEMENTED - unknown method")
         if m.CLASS_ID == 10 and ch != 0 and not lenient:
-            raise Fatal(503, "COMMAND_INVALID - connection method on a channel")
+            raise Fatal(503, "COMMAND_INVALID - connection method on a channel", method=m)
         if ch in self.content and not lenient:
             raise Fatal(505, "UNEXPECTED_FRAME - method inside a content")
         name = m.NAME
@@ -215,7 +216,10 @@ class Client:
                 raise Ended()
             if "no-close-ok" not in self.faults:
                 self.method(0, spec.ConnectionCloseOk())
-            emit("closed", by="server", code=m.reply_code, text=str(m.reply_text))
+            if "hide-close-code" in self.faults:
+                emit("closed", by="server")  # the fault: the application never learns the code
+            else:
+                emit("closed", by="server", code=m.reply_code, text=str(m.reply_text))
             raise Ended()
         if name == "channel.close":
             if not (ch in self.closing and "no-crossing-close-ok" in self.faults) and "no-channel-close-ok" not in self.faults:
@@ -571,7 +575,8 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
         else:
             try:
                 c.closing_connection = True
-                c.method(0, spec.ConnectionClose(exc.code, exc.text, 0, 0))
+                ids = (exc.method.CLASS_ID, exc.method.METHOD_ID) if exc.method is not None and "close-without-ids" not in faults else (0, 0)
+                c.method(0, spec.ConnectionClose(exc.code, exc.text, *ids))
                 c.wait_for("connection.close-ok", 0, timeout=2.0)
             except (Ended, TimeoutError, Fatal, OSError):
                 pass

@@ -127,6 +127,9 @@ FAULTS = {
     "amqp091/4.2.5.5/client-reads-every-field-type": "narrow-tables",
     "amqp091/4.2.5.5/client-tables-without-duplicate-fields": "duplicate-field",
     "amqp091/connection.tune/client-refuses-frame-max-below-minimum": "accept-small-frame-max",
+    "amqp091/2.3.6/client-reports-connection-exception-code": "hide-close-code",
+    "amqp091/4.2.7/client-takes-heartbeat-before-tune": "strict-heartbeat",
+    "amqp091/connection.close/client-names-failing-method": "close-without-ids",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
