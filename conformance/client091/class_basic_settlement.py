@@ -109,3 +109,13 @@ def rejects_no_fetched(ctx: Context) -> None:
     obs = p.serve()
     no_turning_away(ctx, p, obs, "basic.reject")
     p.finish()
+
+
+@case("amqp091/basic.ack/client-no-ack-for-rpc-reply", role="client",
+      title="the reply of the rpc workload, consumed with no-ack, is not acknowledged again",
+      clauses=ONCE)
+def no_ack_rpc_reply(ctx: Context) -> None:
+    p = open_conversation(ctx, "rpc", ack=False)
+    obs = p.serve()
+    _ledger(ctx, p, obs, no_ack=True)
+    p.finish()

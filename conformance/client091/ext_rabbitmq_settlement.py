@@ -14,7 +14,11 @@ set and tag zero ("this indicates acknowledgement of all outstanding messages"),
 multiple set covering several publishes, and confirms that come in another order than the
 publishes ("No guarantees are made as to how soon a message is acknowledged. Applications
 SHOULD NOT make assumptions about this", rabbitmq091:confirm/time-guarantees: the third
-publish may be confirmed before the first).
+publish may be confirmed before the first). A nack's requeue flag is the server's business:
+"Clients receiving the Nack methods should ignore this flag" -- a nack with requeue set still
+tells the application its message was not confirmed. And confirm mode is for channels without
+transactions: "The client can only use this method on a non-transactional channel"
+(confirm.select).
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ ALL_OUTSTANDING = ("If the multiple field is 1, and the delivery tag is zero, th
                    "outstanding messages.")
 NACK_MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", so that multiple messages can be '
                  'rejected with a single method.')
+IGNORE_REQUEUE = "Clients receiving the Nack methods should ignore this flag."
+NOT_TRANSACTED = "The client can only use this method on a non-transactional channel."
 BODIES = ["one", "two", "three"]
 
 
@@ -160,3 +166,39 @@ def takes_out_of_order(ctx: Context) -> None:
     ctx.record(not errors, what="no exception for the reordered confirms",
                expected="no channel or connection exception", observed=describe_errors(errors))
     _hears(ctx, p, True, {1, 2, 3})
+
+
+@case("amqp091/rabbitmq.basic.nack/client-ignores-requeue-of-nack", role="client",
+      title="a nack with requeue set is still a nack: no exception, the application hears the publish was not confirmed",
+      guideline=IGNORE_REQUEUE)
+def ignores_requeue(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=1)
+
+    def nack_requeue(seq: int) -> None:
+        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicNack(seq, False, True)))
+        return None
+
+    p.responder.confirm_ack = nack_requeue
+    obs = p.serve()
+    if not p.responder.publish_seq:
+        unmet("a publish on a confirm channel", obs)
+    errors = error_closes(obs)
+    ctx.record(not errors, what="no exception for the nack", guideline=IGNORE_REQUEUE,
+               expected="no channel or connection exception", observed=describe_errors(errors))
+    _hears(ctx, p, False, {1}, IGNORE_REQUEUE)
+
+
+@case("amqp091/rabbitmq.confirm.select/client-confirms-non-transactional-channel", role="client",
+      title="confirm.select comes on a channel the client did not select for transactions",
+      guideline=NOT_TRANSACTED)
+def confirms_non_transactional(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=1)
+    obs = p.serve()
+    selects = obs.methods("confirm.select")
+    if not selects:
+        unmet("confirm.select", obs)
+    transacted = {f.channel for f in obs.methods("tx.select")}
+    wrong = [f.summary() for f in selects if f.channel in transacted]
+    ctx.record(not wrong, guideline=NOT_TRANSACTED, expected="confirm.select only on channels without tx.select",
+               observed=("after tx.select: " + "; ".join(wrong)) if wrong else "; ".join(f.summary() for f in selects))
+    p.finish()

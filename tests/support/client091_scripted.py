@@ -257,9 +257,11 @@ class Client:
                 self.closing.add(ch)  # a channel exception: rabbitmq091 basic.nack.multiple/exists
                 self.method(ch, spec.ChannelClose(406, "PRECONDITION_FAILED - unknown delivery tag", m.CLASS_ID, m.METHOD_ID))
                 return item
+            # the fault nack-requeue-as-ack reads a nack's requeue flag (a client must ignore it)
+            acked = name == "basic.ack" or ("nack-requeue-as-ack" in self.faults and bool(m.requeue))
             for n in covered:
-                self.confirmed[n] = name == "basic.ack"
-                self.confirms.append((ch, n, name == "basic.ack", bool(m.multiple)))
+                self.confirmed[n] = acked
+                self.confirms.append((ch, n, acked, bool(m.multiple)))
             return item
         if name == "basic.cancel":
             if "cancel-fatal" in self.faults:
@@ -475,6 +477,8 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                 elif "commit-without-select" not in faults:
                     c.call(ch, spec.TxSelect(), "tx.select-ok")
             if workload == "confirm":
+                if "tx-and-confirm" in faults:  # the fault: a transacted channel put in confirm mode
+                    c.call(ch, spec.TxSelect(), "tx.select-ok")
                 if "pipeline" in faults:
                     c.method(ch, spec.ConfirmSelect(False))
                 else:

@@ -34,6 +34,9 @@ FAULTS = {
     "amqp091/basic.cancel/client-takes-delivery-before-cancel-ok": "strict-after-cancel",
     "amqp091/basic.delivery-mode/client-marks-persistent-publishes": "no-persistent",
     "amqp091/basic.delivery-mode/client-marks-persistent-transacted-publishes": "no-persistent",
+    "amqp091/rabbitmq.basic.nack/client-ignores-requeue-of-nack": "nack-requeue-as-ack",
+    "amqp091/rabbitmq.confirm.select/client-confirms-non-transactional-channel": "tx-and-confirm",
+    "amqp091/basic.ack/client-no-ack-for-rpc-reply": "ack-no-ack",
 }
 
 
