@@ -14,6 +14,7 @@ import json
 import os
 import select
 import socket
+import ssl
 import sys
 import time
 from typing import Any
@@ -39,10 +40,10 @@ FAULTS = (
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
-    "partner-handle",
+    "partner-handle", "pipelined-reattach",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
-    "redirect-keep-hostname",
+    "redirect-keep-hostname", "no-verify", "no-sni",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -71,6 +72,13 @@ class Client:
         self.user = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else ""
         self.sock = socket.create_connection((parts.hostname, parts.port or 5672), timeout=self.timeout)
+        if parts.scheme == "amqps":   # TLS from the first octet (5.2.1), the server's certificate checked (5.2)
+            context = ssl.create_default_context()
+            if self.bad in ("no-verify", "no-sni"):
+                context.check_hostname = False
+            if self.bad == "no-verify":
+                context.verify_mode = ssl.CERT_NONE
+            self.sock = context.wrap_socket(self.sock, server_hostname=None if self.bad == "no-sni" else parts.hostname)
         self.reader = FrameReader(1 << 24)
         self.remote_max_frame = 512
         self.remote_idle = 0.0         # seconds: send something at least this often
@@ -348,10 +356,14 @@ class Client:
             ours = next((h for h, lk in self.links.items() if f"client10-{h}" == str(p.name)), None)
             if ours is not None:
                 lk = self.links[ours]
+                if lk.get("error") and p.unsettled is None and self.bad != "ignore-errant":
+                    self.errant_link()   # 2.6.5: a pipelined attach of a link we detached with an error
                 lk["remote"] = p
                 self.by_remote[int(p.handle)] = ours
                 if lk["role"] == RECEIVER:
                     lk["remote_dc"] = int(p.initial_delivery_count or 0)
+                if lk.pop("resuming", False):
+                    self.link_flow(ours, 5)
             else:
                 self.unsolicited(p)
         elif name == "detach":
@@ -363,6 +375,8 @@ class Client:
                     raise Done(1)
                 if self.bad != "no-detach-reply":
                     self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=p.closed)))
+                if p.error is not None and not p.closed and self.links[ours]["role"] == RECEIVER:
+                    self.resume(ours)
         elif name == "flow":
             self.on_flow(p)
         elif name == "transfer":
@@ -547,6 +561,16 @@ class Client:
         self.close()
         raise Done(1)
 
+    def resume(self, handle: int) -> None:
+        """2.6.5: the partner's link endpoint failed and is destroyed: the link is resumed (an attach with
+        an unsettled map, empty: nothing is unsettled here), never re-attached."""
+        lk = self.links[handle]
+        lk["detached"], lk["resuming"] = False, True
+        source = lk["remote"].source if lk["remote"] is not None else spec.Source()
+        self.send(AMQPFrame(self.channel, spec.Attach(
+            name=f"client10-{handle}", handle=handle, role=RECEIVER, source=source, target=spec.Target(),
+            unsettled=None if self.bad == "pipelined-reattach" else {}, max_message_size=MAX_MESSAGE)))
+
     def check_source(self, handle: int) -> None:
         """2.6.3: a receiving link answered with a null source has no terminus behind it: detached."""
         remote = self.links[handle]["remote"]
@@ -562,7 +586,7 @@ class Client:
     def errant_link(self) -> None:
         """Input on a link detached with an error (2.6.5): the session ends with errant-link."""
         self.send(AMQPFrame(self.channel, spec.End(error=spec.Error(
-            condition=Symbol("amqp:session:errant-link"), description="transfer on a link detached with an error"))))
+            condition=Symbol("amqp:session:errant-link"), description="input on a link detached with an error"))))
         self.ended = True
         emit("error", type="ProtocolError", message="errant link")
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "end", 1.0)
