@@ -1,29 +1,44 @@
-"""2.6.5 Link errors: input on a link the client has detached with an error.
+"""2.6.5 Link errors: what follows a link error, from the client's side.
 
 "When an error occurs at a link endpoint, the endpoint MUST be detached with appropriate error
 information ... The link endpoint MUST then be destroyed. If any input (other than a detach)
 related to the endpoint either via the input handle or delivery-ids be received, the session
-MUST be terminated with an errant-link session-error" (2.6.5/2, 2.6.5/3). The error is the one
-the message-size case provokes: a message over the max-message-size the client's receiving link
-announced. We do not answer its detach; we send another transfer on the link: the client ends
-the session (or closes the connection) with amqp:session:errant-link. A client that announces
-no limit, or never detaches with an error, gives the case no starting point (skipped).
+MUST be terminated with an errant-link session-error. Since the link endpoint has been
+destroyed, the peer cannot reattach, and MUST resume the link in order to restore
+communication. In order to disambiguate the resume request from a pipelined re-attach the
+resuming attach performative MUST contain a non-null value for its unsettled field. Receipt of
+a pipelined attach MUST result in the session being terminated with an errant-link
+session-error." (2.6.5/2-6).
+
+The client's link error is the one the message-size case provokes: a message over the
+max-message-size its receiving link announced. We do not answer its detach, then send either a
+transfer on the link or a re-attach of it with no unsettled map (a pipelined attach, not a
+resume): either way the client ends the session (or closes the connection) with
+amqp:session:errant-link. A client that announces no limit, or never detaches with an error,
+gives these cases no starting point (skipped).
+
+The other way round, our endpoint fails: we detach the client's receiving link with an error
+(not closing it). The client need not come back; if it attaches the link again, that attach
+is a resume, with a non-null unsettled map.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from amqpspec.case import Context, Skip, case
 from amqpspec.peer.amqp10 import error_condition, performative_name
+from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._client import QUICK, await_sender, describe_frames, open_conversation
+from ._client import QUICK, await_sender, describe_frames, error, named, open_conversation
 from ._detach import serve_until_detach
 
 LARGEST = 1 << 20   # past this, too much to send in a quick case
+ERRANT = "amqp:session:errant-link"
 
 
-@case("amqp10/2.6.5/client-ends-session-on-input-after-link-error", role="client",
-      title="a transfer on a link the client detached with an error makes it end the session with amqp:session:errant-link",
-      clauses=("amqp10:2.6.5/2", "amqp10:2.6.5/3"))
-def errant_link(ctx: Context) -> None:
+def _client_link_error(ctx: Context) -> tuple[Any, Any]:
+    """The client's receiving link detached by the client with an error, its detach unanswered;
+    returns the conversation and our sender (skips when the error cannot be provoked)."""
     p = open_conversation(ctx, "receive", count=1, credit=2, timeout=6)
     _, snd = await_sender(p)
     limit = int(getattr(snd.remote, "max_message_size", None) or 0) if snd.remote is not None else 0
@@ -32,21 +47,69 @@ def errant_link(ctx: Context) -> None:
         raise Skip(f"the client's receiving link announces max-message-size {limit or 'none'}: no link error to provoke")
     cs = p.responder.session()
     assert cs is not None
-    handle = int(snd.remote_handle or 0)
     p.responder.on("detach", lambda f: False)   # its detach stays unanswered: the link is not ours to close
     snd.send("z" * (limit + 100))
-    obs, detaches = serve_until_detach(p, cs.channel, handle)
+    obs, detaches = serve_until_detach(p, cs.channel, int(snd.remote_handle or 0))
+    p.responder.overrides.pop("detach", None)
     if not detaches or error_condition(detaches[0].performative) is None:
-        p.responder.overrides.pop("detach", None)
         p.serve()
         p.finish()
         raise Skip(f"the client did not detach the link with an error ({describe_frames(obs.received)})")
-    p.responder.overrides.pop("detach", None)
-    snd.send("after the link error")
+    return p, snd
+
+
+def _judge_errant(ctx: Context, p: Any) -> None:
     after = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("end", "close"))
     ends = [f for f in after.received if performative_name(f) in ("end", "close")]
-    ok = bool(ends) and str(error_condition(ends[0].performative)) == "amqp:session:errant-link"
-    ctx.record(ok, expected="end (or close) with amqp:session:errant-link",
-               observed=describe_frames(after.received) + f"; {after.end}")
+    ok = bool(ends) and str(error_condition(ends[0].performative)) == ERRANT
+    ctx.record(ok, expected=f"end (or close) with {ERRANT}", observed=describe_frames(after.received) + f"; {after.end}")
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.6.5/client-ends-session-on-input-after-link-error", role="client",
+      title="a transfer on a link the client detached with an error makes it end the session with amqp:session:errant-link",
+      clauses=("amqp10:2.6.5/2", "amqp10:2.6.5/3"))
+def errant_link(ctx: Context) -> None:
+    p, snd = _client_link_error(ctx)
+    snd.send("after the link error")
+    _judge_errant(ctx, p)
+
+
+@case("amqp10/2.6.5/client-ends-session-on-pipelined-reattach", role="client",
+      title="a re-attach without an unsettled map of a link the client detached with an error makes it end the session with amqp:session:errant-link",
+      clauses=("amqp10:2.6.5/6",))
+def pipelined_reattach(ctx: Context) -> None:
+    p, snd = _client_link_error(ctx)
+    attach = snd.remote
+    p.peer.send(AMQPFrame(snd.session.channel, spec.Attach(
+        name=snd.name, handle=p.peer.free_handle(snd.session.channel), role=snd.role, source=attach.source,
+        target=attach.target, initial_delivery_count=snd.delivery_count, unsettled=None)))
+    _judge_errant(ctx, p)
+
+
+@case("amqp10/2.6.5/client-resumes-after-partner-link-error", role="client", timeout=12.0,
+      title="after we detach its receiving link with an error, a new attach of that link by the client carries a non-null unsettled map (a resume)",
+      clauses=("amqp10:2.6.5/4", "amqp10:2.6.5/5"))
+def resumes_after_link_error(ctx: Context) -> None:
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=8)
+    _, snd = await_sender(p)
+    cs = p.responder.session()
+    assert cs is not None
+    name = snd.name
+    p.responder.attach_fields = {"unsettled": {}}   # our answer to a resume states our (empty) unsettled map
+    p.responder.detach_link(snd, closed=False, error=error("amqp:internal-error", "amqpspec fails the link endpoint"))
+    obs = p.serve(QUICK, stop=lambda f: performative_name(f) == "attach" and str(f.performative.name) == name)
+    again = [f for f in named(obs.received, "attach", cs.channel) if str(f.performative.name) == name]
+    if not again:
+        p.serve(0.5)
+        p.finish(0.5)
+        raise Skip(f"the client did not attach the link again within {QUICK:.0f} s (it need not)")
+    unsettled = again[0].performative.unsettled
+    ctx.record(unsettled is not None, expected="the new attach carries an unsettled map (a resume, not a re-attach)",
+               observed=again[0].summary()[:200])
+    p.responder.preload("amqpspec-q", ["after the resume"])
+    for sender in p.responder.senders():
+        p.responder.pump(sender)
     p.serve()
     p.finish()

@@ -26,6 +26,8 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.7.5/client-ignores-payload-of-aborted-transfer": ("keep-aborted", "failed"),
     "2.6.3/client-receiver-checks-terminus": ("trust-terminus", "failed"),
     "2.6.2/client-maps-partner-handle": ("partner-handle", "failed"),
+    "2.6.5/client-ends-session-on-pipelined-reattach": ("ignore-errant", "failed"),
+    "2.6.5/client-resumes-after-partner-link-error": ("pipelined-reattach", "failed"),
 }
 
 
