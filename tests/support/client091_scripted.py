@@ -579,7 +579,7 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
         else:
             try:
                 c.closing_connection = True
-                ids = (exc.method.CLASS_ID, exc.method.METHOD_ID) if exc.method is not None and "close-without-ids" not in faults else (0, 0)
+                ids = (exc.method.CLASS_ID, exc.method.METHOD_ID) if exc.method is not None else (0, 0)
                 c.method(0, spec.ConnectionClose(exc.code, exc.text, *ids))
                 c.wait_for("connection.close-ok", 0, timeout=2.0)
             except (Ended, TimeoutError, Fatal, OSError):

@@ -129,7 +129,6 @@ FAULTS = {
     "amqp091/connection.tune/client-refuses-frame-max-below-minimum": "accept-small-frame-max",
     "amqp091/2.3.6/client-reports-connection-exception-code": "hide-close-code",
     "amqp091/4.2.7/client-takes-heartbeat-before-tune": "strict-heartbeat",
-    "amqp091/connection.close/client-names-failing-method": "close-without-ids",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
