@@ -115,6 +115,8 @@ FAULTS: dict[str, tuple[str, str]] = {
     "5.3.2/client-plays-sasl-client": ("sasl-as-server", "failed"),
     "2.8.16/client-follows-redirect": ("no-redirect", "warning"),
     "2.8.16/client-redirect-hostname": ("redirect-keep-hostname", "warning"),
+    "5.2/client-validates-certificate": ("no-verify", "failed"),
+    "5.2/client-sends-sni": ("no-sni", "warning"),
 }
 
 
