@@ -527,7 +527,8 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                 else:
                     c.call(ch, spec.BasicQos(0, int(opts["prefetch"]), False), "basic.qos-ok")
             if workload == "rpc":
-                queue = str(c.call(ch, spec.QueueDeclare(0, "", False, False, True, True, False, {}),
+                own = "amq.gen-client-1" if "amq-queue-name" in faults else ""  # the fault: a reserved name
+                queue = str(c.call(ch, spec.QueueDeclare(0, own, False, False, True, True, False, {}),
                                    "queue.declare-ok").method.queue)
                 count, ack = 1, False
             tag = str(c.call(ch, spec.BasicConsume(0, queue, "", False, not ack, False, False, {}),

@@ -37,6 +37,7 @@ FAULTS = {
     "amqp091/rabbitmq.basic.nack/client-ignores-requeue-of-nack": "nack-requeue-as-ack",
     "amqp091/rabbitmq.confirm.select/client-confirms-non-transactional-channel": "tx-and-confirm",
     "amqp091/basic.ack/client-no-ack-for-rpc-reply": "ack-no-ack",
+    "amqp091/3.1.10/client-declares-no-reserved-queue-name": "amq-queue-name",
 }
 
 
