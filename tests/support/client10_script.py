@@ -377,6 +377,8 @@ class Client:
                     self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=p.closed)))
                 if p.error is not None and not p.closed and self.links[ours]["role"] == RECEIVER:
                     self.resume(ours)
+                if p.error is not None and str(p.error.condition) == "amqp:link:redirect" and self.bad != "no-redirect":
+                    self.follow_link_redirect(p.error)
         elif name == "flow":
             self.on_flow(p)
         elif name == "transfer":
@@ -560,6 +562,23 @@ class Client:
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
         self.close()
         raise Done(1)
+
+    def follow_link_redirect(self, error: Any) -> None:
+        """A detach with amqp:link:redirect (2.8.18): this connection is closed, one is opened where the
+        info map says, naming its hostname in sasl-init and open; this client stops there."""
+        info = {str(k): v for k, v in (error.info or {}).items()}
+        if "port" not in info:
+            return
+        self.close()
+        self.sock = socket.create_connection((str(info.get("network-host", "127.0.0.1")), int(info["port"])),
+                                             timeout=self.timeout)
+        self.reader = FrameReader(1 << 24)
+        self.closed_sent = False
+        if self.bad != "redirect-keep-hostname":   # (the fault follows the redirect, naming the old host)
+            self.hostname = str(info.get("hostname") or self.hostname)
+        self.open()
+        self.close()
+        raise Done(0)
 
     def resume(self, handle: int) -> None:
         """2.6.5: the partner's link endpoint failed and is destroyed: the link is resumed (an attach with
