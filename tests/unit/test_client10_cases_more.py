@@ -28,7 +28,6 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.6.2/client-maps-partner-handle": ("partner-handle", "failed"),
     "2.6.5/client-ends-session-on-pipelined-reattach": ("ignore-errant", "failed"),
     "2.6.5/client-resumes-after-partner-link-error": ("pipelined-reattach", "failed"),
-    "2.8.18/client-link-redirect-hostname": ("redirect-keep-hostname", "warning"),
 }
 
 
