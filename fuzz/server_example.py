@@ -29,7 +29,9 @@ class Expect:
     ``channel``), ``close-condition`` (1.0: a close -- or with ``scope`` end/detach, that
     performative -- carrying one of ``conditions``), ``answers`` (1.0: the performative named in
     ``scope`` comes back). ``frame_max_under``: the expectation stands only when the client
-    negotiated a frame-max below this size (the oversized-frame rule needs a limit to pass).
+    negotiated a frame-max below this size (the oversized-frame rule needs a limit to pass);
+    ``channel_max_under``: only when the client's channel-max is below this (a channel beyond it
+    must exist).
     """
 
     kind: str
@@ -40,11 +42,12 @@ class Expect:
     conditions: tuple[str, ...] = ()
     scope: str = ""
     frame_max_under: int = 0
+    channel_max_under: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "codes": list(self.codes), "clauses": list(self.clauses), "why": self.why,
                 "channel": self.channel, "conditions": list(self.conditions), "scope": self.scope,
-                "frame_max_under": self.frame_max_under}
+                "frame_max_under": self.frame_max_under, "channel_max_under": self.channel_max_under}
 
     @classmethod
     def from_json(cls, data: Any) -> "Expect | None":
@@ -55,7 +58,7 @@ class Expect:
                    tuple(str(c) for c in data.get("clauses") or ()), str(data.get("why") or ""),
                    channel if isinstance(channel, int) else None,
                    tuple(str(c) for c in data.get("conditions") or ()), str(data.get("scope") or ""),
-                   int(data.get("frame_max_under") or 0))
+                   int(data.get("frame_max_under") or 0), int(data.get("channel_max_under") or 0))
 
 
 @dataclass(frozen=True)

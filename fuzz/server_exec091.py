@@ -14,19 +14,19 @@ import time
 from collections import deque
 from typing import Any
 
-from amqpspec.client.drivers import DriverProcess, DriverSpec
+from amqpspec.client.drivers import DriverProcess
 from amqpspec.peer.amqp091 import Observation, UnexpectedReply
 from amqpspec.peer.base import Closed, PeerError
-from amqpspec.peer.server091 import Listener, ServerPeer
+from amqpspec.peer.server091 import ServerPeer
 from amqpspec.peer.server091_responder import Consumer, Message, Responder
 from amqpspec.transcript import Transcript
 from amqpspec.wire.amqp091 import MethodFrame, describe, spec
 
 from .server_example import Example, Item, placed
+from .server_exec import ExecutorBase
 from .server_oracles import Run, RssWatch
 from .server_strategies091 import FRAME_MAX, QUEUE
 
-SLICE_S = 0.25          # the serve loop looks at the driver (and its RSS) this often
 HANDSHAKE_POINTS = ("connection.start", "connection.tune", "connection.open-ok")
 
 
@@ -78,50 +78,22 @@ class HostileResponder(Responder):
         return True
 
 
-class Executor091:
+class Executor091(ExecutorBase):
     """Runs examples against one driver; each on a listening socket of its own."""
 
     protocol = "0-9-1"
 
-    def __init__(self, driver: DriverSpec, *, deadline_s: float = 8.0, driver_timeout: int = 3,
-                 host: str = "127.0.0.1") -> None:
-        self.driver = driver
-        self.deadline_s = deadline_s
-        self.driver_timeout = driver_timeout
-        self.host = host
-
     def options(self, example: Example) -> dict[str, Any]:
         return {"queue": QUEUE, "count": 1, "timeout": self.driver_timeout, **dict(example.options)}
 
-    def run(self, example: Example, password: str) -> tuple[Run, Transcript]:
-        transcript = Transcript()
-        deadline = time.monotonic() + self.deadline_s
-        listener = Listener(self.host, 0)
-        proc: DriverProcess | None = None
-        peer: ServerPeer | None = None
-        try:
-            options = self.options(example)
-            transcript.event(f"launching driver {self.driver.name}: workload {example.workload} "
-                             + " ".join(f"{k}={v}" for k, v in options.items()))
-            proc = self.driver.launch(listener.url("guest", password), example.workload, options)
-            watch = RssWatch(proc.proc.pid)
-            try:
-                conn, addr = listener.accept_socket(max(0.1, deadline - time.monotonic() - 1.0))
-            except PeerError as exc:
-                out = proc.wait(max(0.1, deadline - time.monotonic()))
-                return Run(out, Observation(), False, rss_peak=watch.peak, notes=[str(exc)]), transcript
-            peer = ServerPeer.on_socket(conn, addr, transcript, deadline)
-            run = self._converse(example, peer, proc, watch, deadline, transcript)
-            return run, transcript
-        finally:
-            if peer is not None:
-                peer.close()
-            if proc is not None and proc.running():
-                proc.abort()
-            listener.close()
+    def observation(self, received: list[Any], end: str, framing_error: str | None) -> Observation:
+        return Observation(received=received, end=end, framing_error=framing_error)
+
+    def on_socket(self, conn: Any, addr: Any, transcript: Transcript, deadline: float) -> ServerPeer:
+        return ServerPeer.on_socket(conn, addr, transcript, deadline)
 
     # ------------------------------------------------------------------ the conversation
-    def _converse(self, example: Example, peer: ServerPeer, proc: DriverProcess, watch: RssWatch, deadline: float,
+    def converse(self, example: Example, peer: ServerPeer, proc: DriverProcess, watch: RssWatch, deadline: float,
                   transcript: Transcript) -> Run:
         state: dict[str, Any] = {"mark": None, "entry": -1, "channel": 1}
         early: list[Any] = []      # the client's reaction caught by a handshake step after the hostile frames
@@ -152,7 +124,7 @@ class Executor091:
         served: list[Any] = []
         framing_error = peer.framing_error
         if end == "open" and peer.link.closed is None:
-            end, framing_error = self._serve(example, peer, responder, proc, watch, deadline, served)
+            end, framing_error = self.serve_slices(example, peer, responder, proc, watch, deadline, served)
         elif peer.link.closed is not None and end == "open":
             end = peer.link.closed.how
         out = proc.wait(max(0.1, deadline - time.monotonic()))
@@ -202,30 +174,6 @@ class Executor091:
         summary = describe(frame) + (f"  [hostile: {item.malformed}]" if item.malformed else "  [hostile]")
         peer.link.send_bytes(frame.encode(), summary)
         peer.last_sent = time.monotonic()
-
-    def _serve(self, example: Example, peer: ServerPeer, responder: Responder, proc: DriverProcess, watch: RssWatch,
-               deadline: float, served: list[Any]) -> tuple[str, str | None]:
-        """Serves in short slices until the socket ends, the driver exits or the deadline
-        nears; returns how the connection ended and any framing error."""
-        end, framing_error = "open", None
-        exited_at: float | None = None
-        while True:
-            left = deadline - time.monotonic() - 0.5
-            if left <= 0:
-                break
-            obs = peer.serve(min(SLICE_S, left), responder, heartbeats=example.heartbeats)
-            served.extend(obs.received)
-            watch.sample()
-            if obs.framing_error:
-                framing_error = obs.framing_error
-            if obs.closed or obs.end == "framing-error" or peer.link.closed is not None:
-                end = obs.end if obs.end != "open" else (peer.link.closed.how if peer.link.closed else "fin")
-                break
-            if not proc.running():
-                exited_at = exited_at or time.monotonic()
-                if time.monotonic() - exited_at > 0.3:   # its last frames have had time to arrive
-                    break
-        return end, framing_error
 
 
 __all__ = ["Executor091", "HostileResponder"]

@@ -45,7 +45,8 @@ class Run:
     after: Any                   # an Observation (0-9-1) or Observation10 (1.0) of what the client
     #                              sent after the first hostile frame, and how its socket ended
     injected: bool               # the hostile frames went out (the conversation reached the point)
-    frame_max: int = 0           # 0-9-1: what the client's tune-ok settled (0: no limit)
+    frame_max: int = 0           # what the client settled (0-9-1 tune-ok) or announced (1.0 open); 0: no limit
+    channel_max: int = 65535     # 1.0: the channel-max of the client's open
     rss_peak: int = 0            # octets
     notes: list[str] = field(default_factory=list)
     inject_entry: int = -1       # index of the first hostile frame in the transcript's entries
@@ -105,8 +106,10 @@ def applies(expect: Expect | None, run: Run) -> bool:
     """Whether the example's required reaction stands for this run."""
     if expect is None or not run.injected:
         return False
-    if expect.frame_max_under:
-        return 0 < run.frame_max < expect.frame_max_under
+    if expect.frame_max_under and not 0 < run.frame_max < expect.frame_max_under:
+        return False
+    if expect.channel_max_under and not run.channel_max < expect.channel_max_under:
+        return False
     return True
 
 

@@ -139,6 +139,8 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
             if data:
                 peer.link.send_bytes(data, summary)
                 sent += 1
+                if protocol == "1.0" and "sasl-outcome" in summary:
+                    peer.reader.expect_header()   # the client's AMQP header follows the outcome (5.3.2)
         # the client's reaction, until its driver ends or the deadline
         exited_at: float | None = None
         while end == "open" and time.monotonic() < deadline - 0.5:
@@ -161,7 +163,8 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
         watch.sample()
         after = received[mark:] if mark is not None else []
         obs = _observation(protocol, after, end, peer.framing_error)
-        run = Run(out, obs, mark is not None, frame_max=_frame_max(protocol, received), rss_peak=watch.peak,
+        frame_max, channel_max = _limits(protocol, received)
+        run = Run(out, obs, mark is not None, frame_max=frame_max, channel_max=channel_max, rss_peak=watch.peak,
                   notes=notes)
         verdict = judge(run, expect, rss_limit, protocol)
         say(f"replayed {sent} broker entries; driver: {out.summary()}")
@@ -208,14 +211,16 @@ def _observation(protocol: str, received: list[Any], end: str, framing_error: st
     return Observation(received=received, end=end, framing_error=framing_error)
 
 
-def _frame_max(protocol: str, received: list[Any]) -> int:
-    if protocol != "0-9-1":
-        return 0
+def _limits(protocol: str, received: list[Any]) -> tuple[int, int]:
+    """(frame-max, channel-max) the client settled (0-9-1 tune-ok) or announced (1.0 open)."""
     for item in received:
         method = getattr(item, "method", None)
-        if method is not None and method.NAME == "connection.tune-ok":
-            return int(method.frame_max)
-    return 0
+        if protocol == "0-9-1" and method is not None and method.NAME == "connection.tune-ok":
+            return int(method.frame_max), int(method.channel_max)
+        perf = getattr(item, "performative", None)
+        if protocol == "1.0" and getattr(perf, "NAME", None) == "open":
+            return int(perf.value_of("max-frame-size")), int(perf.value_of("channel-max"))
+    return 0, 65535
 
 
 __all__ = ["replay_server_finding", "ReplayResult", "load_server_finding"]
