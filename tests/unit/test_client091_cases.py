@@ -129,6 +129,8 @@ FAULTS = {
     "amqp091/connection.tune/client-refuses-frame-max-below-minimum": "accept-small-frame-max",
     "amqp091/2.3.6/client-reports-connection-exception-code": "hide-close-code",
     "amqp091/4.2.7/client-takes-heartbeat-before-tune": "strict-heartbeat",
+    "amqp091/2.3.7/client-answers-connection-close-instead-of-connection-open-ok": "no-close-ok",
+    "amqp091/2.3.7/client-answers-channel-close-instead-of-open-ok": "no-channel-close-ok",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
