@@ -40,7 +40,7 @@ FAULTS = (
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
-    "partner-handle", "pipelined-reattach",
+    "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni",
@@ -50,6 +50,7 @@ HANDLE_MAX = 100
 MAX_FRAME = 65536
 MAX_MESSAGE = 65536   # announced on receiving links: larger messages are a link error (2.7.3)
 CHANNEL_MAX = 100
+OUTCOMES = ("accepted", "rejected", "released", "modified")
 SENDER, RECEIVER = False, True
 
 
@@ -266,8 +267,19 @@ class Client:
     def attach(self, role: bool, address: str | None, *, dynamic: bool = False) -> int:
         handle = len(self.links) + (5 if self.bad == "handle-5" else 0)
         source = spec.Source(address=address) if role == RECEIVER else spec.Source()
+        if role == RECEIVER and not dynamic:   # the outcomes it may choose (3.5.3: outcomes, default-outcome)
+            source = spec.Source(address=address, outcomes=[Symbol(f"amqp:{o}:list") for o in OUTCOMES],
+                                 default_outcome=spec.Modified(delivery_failed=True))
+            if self.bad == "bad-outcomes":   # a delivery state that is no outcome, twice
+                source = spec.Source(address=address, outcomes=[Symbol("amqp:received:list")],
+                                     default_outcome=spec.Received(section_number=0, section_offset=0))
         if role == RECEIVER and dynamic:   # 3.5.3: no address where dynamic is asked for
             source = spec.Source(address="dyn-asked" if self.bad == "dynamic-address" else None, dynamic=True)
+            # 3.5.9: node properties of their types (the fault: bare symbols)
+            source.dynamic_node_properties = {Symbol("lifetime-policy"): spec.DeleteOnClose(),
+                                              Symbol("supported-dist-modes"): [Symbol("move")]} \
+                if self.bad != "bad-node-properties" else {Symbol("lifetime-policy"): Symbol("delete-on-close"),
+                                                         Symbol("supported-dist-modes"): Symbol("everywhere")}
         target = spec.Target(address=address) if role == SENDER else spec.Target()
         if role == SENDER and self.bad == "dnp-without-dynamic":   # node properties, no dynamic node asked for
             target = spec.Target(address=address, dynamic_node_properties={Symbol("supported-dist-modes"): Symbol("move")})
@@ -377,8 +389,6 @@ class Client:
                     self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=p.closed)))
                 if p.error is not None and not p.closed and self.links[ours]["role"] == RECEIVER:
                     self.resume(ours)
-                if p.error is not None and str(p.error.condition) == "amqp:link:redirect" and self.bad != "no-redirect":
-                    self.follow_link_redirect(p.error)
         elif name == "flow":
             self.on_flow(p)
         elif name == "transfer":
@@ -562,23 +572,6 @@ class Client:
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
         self.close()
         raise Done(1)
-
-    def follow_link_redirect(self, error: Any) -> None:
-        """A detach with amqp:link:redirect (2.8.18): this connection is closed, one is opened where the
-        info map says, naming its hostname in sasl-init and open; this client stops there."""
-        info = {str(k): v for k, v in (error.info or {}).items()}
-        if "port" not in info:
-            return
-        self.close()
-        self.sock = socket.create_connection((str(info.get("network-host", "127.0.0.1")), int(info["port"])),
-                                             timeout=self.timeout)
-        self.reader = FrameReader(1 << 24)
-        self.closed_sent = False
-        if self.bad != "redirect-keep-hostname":   # (the fault follows the redirect, naming the old host)
-            self.hostname = str(info.get("hostname") or self.hostname)
-        self.open()
-        self.close()
-        raise Done(0)
 
     def resume(self, handle: int) -> None:
         """2.6.5: the partner's link endpoint failed and is destroyed: the link is resumed (an attach with

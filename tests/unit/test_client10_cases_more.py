@@ -28,6 +28,8 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.6.2/client-maps-partner-handle": ("partner-handle", "failed"),
     "2.6.5/client-ends-session-on-pipelined-reattach": ("ignore-errant", "failed"),
     "2.6.5/client-resumes-after-partner-link-error": ("pipelined-reattach", "failed"),
+    "3.5.9/client-node-properties-types": ("bad-node-properties", "failed"),
+    "3.5.3/client-source-outcomes-valid": ("bad-outcomes", "failed"),
 }
 
 
