@@ -51,11 +51,11 @@ def _heartbeat_consumer(ctx: Context, count: int, **options: object) -> tuple[Pl
 
 
 @case("amqp091/4.2.7/client-counts-deliveries-as-traffic", role="client", timeout=12.0,
-      title="with a 1 s heartbeat, a server that sends no heartbeat frame but a delivery every 0.4 s for 2.8 s "
+      title="with a 1 s heartbeat, a server that sends no heartbeat frame but a delivery every 0.4 s for 3.6 s "
             "keeps the client's connection open",
       guideline=DETECT_SILENCE)
 def deliveries_are_traffic(ctx: Context) -> None:
-    count = 8
+    count = 10
     p, consumer = _heartbeat_consumer(ctx, count)
     started = time.monotonic()
     ended = ""
