@@ -10,6 +10,9 @@ contract's JSON events. Faults are listed in ``FAULTS``.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import select
@@ -43,7 +46,7 @@ FAULTS = (
     "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
-    "redirect-keep-hostname", "no-verify", "no-sni",
+    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -179,6 +182,8 @@ class Client:
                 mech = "EXTERNAL"
             elif self.bad == "mechanism-anonymous" and "ANONYMOUS" in offered:
                 mech = "ANONYMOUS"
+            elif "SCRAM-SHA-1" in offered and self.bad != "no-scram":   # the stronger of the two it knows
+                mech = "SCRAM-SHA-1"
             elif "PLAIN" in offered:
                 mech = "PLAIN"
             elif "ANONYMOUS" in offered:
@@ -186,6 +191,10 @@ class Client:
             else:
                 raise Done(1)   # nothing we can do: close the socket
             response = b"\0" + (self.user or "").encode() + b"\0" + self.password.encode() if mech == "PLAIN" else b""
+            nonce = base64.b64encode(os.urandom(18)).decode()
+            first_bare = f"n={self.user},r={nonce}"   # (a user name with ',' or '=' would need escaping: not here)
+            if mech == "SCRAM-SHA-1":
+                response = ("n,," + first_bare).encode()
             init = spec.SaslInit(mechanism=Symbol(mech), initial_response=response, hostname=self.hostname)
             if self.bad == "sasl-header":   # type-specific octets and an extended header where 5.3.1 asks for none
                 self.send(SASLFrame(init, channel=1, extended=b"\x00" * 4))
@@ -193,6 +202,8 @@ class Client:
                 self.send(SASLFrame(init, trailing=b"\x40"))
             else:
                 self.send(frame(init))
+            if mech == "SCRAM-SHA-1" and not self.scram(first_bare, nonce):
+                raise Done(1)
             outcome = self.read(self.timeout)
             if not isinstance(outcome, SASLFrame) or int(outcome.body.code) != 0:
                 if self.bad == "proceed-after-auth-failure":   # goes on as if authenticated (5.1)
@@ -225,6 +236,25 @@ class Client:
             else:
                 self.fail_close("amqp:resource-limit-exceeded", f"idle-time-out {idle} ms is too small")
         emit("connected")
+
+    def scram(self, first_bare: str, nonce: str) -> bool:
+        """The SCRAM-SHA-1 exchange (RFC 5802) after the client-first message: reads the
+        server-first challenge, sends client-final with the proof; False when the challenge is bad."""
+        challenge = self.read(self.timeout)
+        if not isinstance(challenge, SASLFrame) or not isinstance(challenge.body, spec.SaslChallenge):
+            return False
+        server_first = bytes(challenge.body.challenge).decode("utf-8", "replace")
+        attrs = dict(kv.split("=", 1) for kv in server_first.split(",") if "=" in kv)
+        if not attrs.get("r", "").startswith(nonce) or "s" not in attrs or "i" not in attrs:
+            return False
+        salted = hashlib.pbkdf2_hmac("sha1", self.password.encode(), base64.b64decode(attrs["s"]), int(attrs["i"]))
+        client_key = hmac.new(salted, b"Client Key", "sha1").digest()
+        final_bare = f"c=biws,r={attrs['r']}"
+        auth = f"{first_bare},{server_first},{final_bare}".encode()
+        signature = hmac.new(hashlib.sha1(client_key).digest(), auth, "sha1").digest()
+        proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature))).decode()
+        self.send(frame(spec.SaslResponse(response=f"{final_bare},p={proof}".encode())))
+        return True
 
     def hostile(self) -> None:
         """The hostile faults, once the connection is open."""
@@ -389,6 +419,8 @@ class Client:
                     self.send(AMQPFrame(self.channel, spec.Detach(handle=ours, closed=p.closed)))
                 if p.error is not None and not p.closed and self.links[ours]["role"] == RECEIVER:
                     self.resume(ours)
+                if p.error is not None and str(p.error.condition) == "amqp:link:redirect" and self.bad != "no-redirect":
+                    self.follow_link_redirect(p.error)
         elif name == "flow":
             self.on_flow(p)
         elif name == "transfer":
@@ -572,6 +604,23 @@ class Client:
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
         self.close()
         raise Done(1)
+
+    def follow_link_redirect(self, error: Any) -> None:
+        """A detach with amqp:link:redirect (2.8.18): this connection is closed, one is opened where the
+        info map says, naming its hostname in sasl-init and open; this client stops there."""
+        info = {str(k): v for k, v in (error.info or {}).items()}
+        if "port" not in info:
+            return
+        self.close()
+        self.sock = socket.create_connection((str(info.get("network-host", "127.0.0.1")), int(info["port"])),
+                                             timeout=self.timeout)
+        self.reader = FrameReader(1 << 24)
+        self.closed_sent = False
+        if self.bad != "redirect-keep-hostname":   # (the fault follows the redirect, naming the old host)
+            self.hostname = str(info.get("hostname") or self.hostname)
+        self.open()
+        self.close()
+        raise Done(0)
 
     def resume(self, handle: int) -> None:
         """2.6.5: the partner's link endpoint failed and is destroyed: the link is resumed (an attach with
