@@ -60,6 +60,9 @@ class Client:
         self.addr = (parts.hostname or "127.0.0.1", parts.port or 5672)
         self.user = urllib.parse.unquote(parts.username or "guest")
         self.password = urllib.parse.unquote(parts.password or "guest")
+        self.vhost = urllib.parse.unquote(parts.path[1:]) if len(parts.path) > 1 else "/"
+        if "raw-vhost-path" in faults:  # the fault: the URL's path segment sent undecoded
+            self.vhost = parts.path[1:] or "/"
         self.faults = faults
         self.timeout = timeout
         self.frame_max = FRAME_MIN
@@ -363,7 +366,7 @@ class Client:
         self.reader.max_payload = (fmax - 8) if fmax and "accept-oversized" not in self.faults else (16 << 20)
         if fmax and "strict-frame-max" in self.faults:
             self.reader.max_payload = fmax - 9  # the fault: a frame of exactly frame-max refused
-        self.method(1 if "open-on-channel-1" in self.faults else 0, spec.ConnectionOpen("/", "", False))
+        self.method(1 if "open-on-channel-1" in self.faults else 0, spec.ConnectionOpen(self.vhost, "", False))
         self.wait_for("connection.open-ok", 0, strict=True)
         self.heartbeat = hb
         self.opened = True

@@ -131,6 +131,7 @@ FAULTS = {
     "amqp091/4.2.7/client-takes-heartbeat-before-tune": "strict-heartbeat",
     "amqp091/2.3.7/client-answers-connection-close-instead-of-connection-open-ok": "no-close-ok",
     "amqp091/2.3.7/client-answers-channel-close-instead-of-open-ok": "no-channel-close-ok",
+    "amqp091/connection.open/client-opens-url-virtual-host": "raw-vhost-path",
 }
 NOT_PASSED = {Verdict.FAILED, Verdict.WARNING, Verdict.INFORMATIONAL}
 
