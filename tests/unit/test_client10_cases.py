@@ -117,6 +117,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.8.16/client-redirect-hostname": ("redirect-keep-hostname", "warning"),
     "5.2/client-validates-certificate": ("no-verify", "failed"),
     "5.2/client-sends-sni": ("no-sni", "warning"),
+    "0.2/client-authenticates-with-scram-sha-1": ("no-scram", "warning"),
     # the other 1.0 helper's case (s2_8_18_link_redirect.py, its scripted redirect): its entry left its file
     "2.8.18/client-link-redirect-hostname": ("redirect-keep-hostname", "warning"),
 }
