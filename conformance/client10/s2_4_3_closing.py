@@ -18,7 +18,7 @@ from amqpspec.case import Context, Skip, case
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._client import QUICK, client_closed, error, named, open_conversation
+from ._client import QUICK, client_closed, error, named, open_conversation, unmet
 
 # a frame header announcing 8 octets with DOFF 1: no valid frame header can be formed from it
 BAD_DOFF = b"\x00\x00\x00\x08\x01\x00\x00\x00"
@@ -56,4 +56,21 @@ def close_carries_cause(ctx: Context) -> None:
     ctx.record(cause is not None, expected="close with an error (e.g. amqp:connection:framing-error) before the socket closes",
                observed=(f"close with error {cause}" if cause else "close without an error") if closes
                else client_closed(obs))
+    p.finish()
+
+
+@case("amqp10/2.7.9/client-orderly-shutdown-writes-close", role="client",
+      title="done with a send workload (a session, a link, a message), the client shuts down by writing close before its socket closes",
+      clauses=("amqp10:2.7.9/1",))
+def orderly_shutdown(ctx: Context) -> None:
+    # "Orderly shutdown requires that this frame MUST be written by the sender" (close, 2.7.9):
+    # the workload ends on its own, so its ending is the orderly shutdown the sentence speaks of
+    p = open_conversation(ctx, "send", count=1)
+    obs = p.serve()
+    if not named(obs.received, "transfer"):
+        unmet("a transfer from the client (the workload's work before its shutdown)", obs)
+    closes = named(obs.received, "close")
+    ctx.record(bool(closes) and p.responder.client_close is not None,
+               expected="close from the client (answered by ours), then the socket closed",
+               observed=client_closed(obs))
     p.finish()

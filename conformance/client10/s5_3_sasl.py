@@ -122,15 +122,15 @@ def no_usable_mechanism(ctx: Context) -> None:
 
 @case("amqp10/5.3.1/client-sasl-frame-header", role="client",
       title="the client's sasl-init frame has type-specific octets 0x0000 and DOFF 2 (no extended header)",
-      clauses=("amqp10:5.3.1/1", "amqp10:5.3.1/2"))
+      clauses=("amqp10:5.3.1/1", "amqp10:5.3.1/2", "amqp10:5.3.1/4", "amqp10:5.3.1/5"))
 def sasl_frame_header(ctx: Context) -> None:
     p = _sasl(ctx, ("PLAIN", "ANONYMOUS"))
     n = p.handshake(upto="sasl")
     channel, extended = n.sasl_init_header or (0, 0)
     ctx.record(channel == 0, what="type-specific octets 0x0000", expected="0x0000", observed=f"0x{channel:04x}",
-               clauses=("amqp10:5.3.1/1",))
+               clauses=("amqp10:5.3.1/1", "amqp10:5.3.1/4"))   # the prose, and the figure's note *1
     ctx.record(extended == 0, what="DOFF 2", expected="DOFF 2 (no extended header)",
-               observed=f"DOFF {2 + extended // 4}", clauses=("amqp10:5.3.1/2",))
+               observed=f"DOFF {2 + extended // 4}", clauses=("amqp10:5.3.1/2", "amqp10:5.3.1/5"))   # and note *2
     p.handshake()
     p.serve()
     p.finish()
