@@ -17,6 +17,10 @@ resume): either way the client ends the session (or closes the connection) with
 amqp:session:errant-link. A client that announces no limit, or never detaches with an error,
 gives these cases no starting point (skipped).
 
+Its detach carries the error, and of the error field of detach: "The value of the field SHOULD
+contain details on the cause of the error" (2.7.7/1): a description or an info map, more than
+the bare condition.
+
 The other way round, our endpoint fails: we detach the client's receiving link with an error
 (not closing it). The client need not come back; if it attaches the link again, that attach
 is a resume, with a non-null unsettled map.
@@ -36,9 +40,10 @@ LARGEST = 1 << 20   # past this, too much to send in a quick case
 ERRANT = "amqp:session:errant-link"
 
 
-def _client_link_error(ctx: Context) -> tuple[Any, Any]:
+def _client_link_error(ctx: Context) -> tuple[Any, Any, Any]:
     """The client's receiving link detached by the client with an error, its detach unanswered;
-    returns the conversation and our sender (skips when the error cannot be provoked)."""
+    returns the conversation, our sender and the client's detach (skips when the error cannot be
+    provoked)."""
     p = open_conversation(ctx, "receive", count=1, credit=2, timeout=6)
     _, snd = await_sender(p)
     limit = int(getattr(snd.remote, "max_message_size", None) or 0) if snd.remote is not None else 0
@@ -55,7 +60,7 @@ def _client_link_error(ctx: Context) -> tuple[Any, Any]:
         p.serve()
         p.finish()
         raise Skip(f"the client did not detach the link with an error ({describe_frames(obs.received)})")
-    return p, snd
+    return p, snd, detaches[0]
 
 
 def _judge_errant(ctx: Context, p: Any) -> None:
@@ -71,7 +76,7 @@ def _judge_errant(ctx: Context, p: Any) -> None:
       title="a transfer on a link the client detached with an error makes it end the session with amqp:session:errant-link",
       clauses=("amqp10:2.6.5/2", "amqp10:2.6.5/3"))
 def errant_link(ctx: Context) -> None:
-    p, snd = _client_link_error(ctx)
+    p, snd, _ = _client_link_error(ctx)
     snd.send("after the link error")
     _judge_errant(ctx, p)
 
@@ -80,7 +85,7 @@ def errant_link(ctx: Context) -> None:
       title="a re-attach without an unsettled map of a link the client detached with an error makes it end the session with amqp:session:errant-link",
       clauses=("amqp10:2.6.5/6",))
 def pipelined_reattach(ctx: Context) -> None:
-    p, snd = _client_link_error(ctx)
+    p, snd, _ = _client_link_error(ctx)
     attach = snd.remote
     p.peer.send(AMQPFrame(snd.session.channel, spec.Attach(
         name=snd.name, handle=p.peer.free_handle(snd.session.channel), role=snd.role, source=attach.source,
@@ -111,5 +116,18 @@ def resumes_after_link_error(ctx: Context) -> None:
     p.responder.preload("amqpspec-q", ["after the resume"])
     for sender in p.responder.senders():
         p.responder.pump(sender)
+    p.serve()
+    p.finish()
+
+
+@case("amqp10/2.7.7/client-link-error-has-details", role="client",
+      title="the error of the client's detach on a link error has details (a description or info), not the condition alone",
+      clauses=("amqp10:2.7.7/1",))
+def link_error_details(ctx: Context) -> None:
+    p, snd, detach = _client_link_error(ctx)
+    err = detach.performative.error
+    ctx.record(bool(err.description) or bool(err.info), expected="a description or an info map in the error",
+               observed=detach.summary()[:200])
+    p.peer.send(snd.detach_frame(closed=True))   # the answer we held back
     p.serve()
     p.finish()

@@ -43,7 +43,8 @@ FAULTS = (
     "answer-after-end", "unset-settled-true", "dc-none-as-current", "sender-flow-no-dc", "encoding-compress",
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
-    "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties",
+    "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties", "last-frame-settled",
+    "trust-filter", "answer-handle-in-use", "bare-link-error",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram",
@@ -463,10 +464,11 @@ class Client:
         self.links[ours] = dict(role=not bool(p.role), remote=p, credit=0, dc=0, remote_dc=None, drain=False,
                                 name=str(p.name), detached=True, pending=0)
         self.by_remote[h] = ours
-        self.send(AMQPFrame(self.channel, spec.Attach(name=str(p.name), handle=ours, role=not bool(p.role),
-                                                      source=None, target=None, initial_delivery_count=None
-                                                      if bool(p.role) is SENDER else 0)),
-                  AMQPFrame(self.channel, spec.Detach(handle=ours, closed=True)))
+        wire = 0 if self.bad == "answer-handle-in-use" else ours   # (the fault: the handle of its first link)
+        idc = None if bool(p.role) is SENDER or self.bad == "no-initial-delivery-count" else 0
+        self.send(AMQPFrame(self.channel, spec.Attach(name=str(p.name), handle=wire, role=not bool(p.role),
+                                                      source=None, target=None, initial_delivery_count=idc)),
+                  AMQPFrame(self.channel, spec.Detach(handle=wire, closed=True)))
 
     def on_flow(self, p: Any) -> None:
         if p.next_outgoing_id is not None and self.bad != "own-transfer-count":
@@ -580,6 +582,8 @@ class Client:
             if key.startswith("x-opt-") and self.bad == "strict-annotations":
                 self.link_error(ours, "amqp:not-implemented", f"annotation {key} not understood")
         settled = bool(first.settled) if first.settled is not None or self.bad != "unset-settled-true" else True
+        if self.bad == "last-frame-settled":   # the flag of the last frame alone (unset: unsettled)
+            settled = bool(t.settled)
         self.deliveries.append((ours, str(body), first.delivery_id, settled))
 
     def unknown_annotations(self, data: bytes) -> list[str]:
@@ -598,7 +602,7 @@ class Client:
         """A link error (2.6.5): detach with the error, then end the conversation."""
         self.links[handle]["error"] = True
         self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True, error=spec.Error(
-            condition=Symbol(condition), description=text))))
+            condition=Symbol(condition), description=None if self.bad == "bare-link-error" else text))))
         self.links[handle]["detached"] = True
         emit("error", type="LinkError", message=f"{condition}: {text}")
         self.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach", 1.0)
@@ -635,6 +639,8 @@ class Client:
     def check_source(self, handle: int) -> None:
         """2.6.3: a receiving link answered with a null source has no terminus behind it: detached."""
         remote = self.links[handle]["remote"]
+        if remote is not None and remote.source is not None and remote.source.filter and self.bad != "trust-filter":
+            remote = remote.replace(source=None)   # 3.5.3: a filter in place this client never asked for
         if remote is None or remote.source is not None or self.bad == "trust-terminus":
             return
         self.send(AMQPFrame(self.channel, spec.Detach(handle=handle, closed=True)))

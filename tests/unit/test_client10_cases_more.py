@@ -30,6 +30,11 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.6.5/client-resumes-after-partner-link-error": ("pipelined-reattach", "failed"),
     "3.5.9/client-node-properties-types": ("bad-node-properties", "failed"),
     "3.5.3/client-source-outcomes-valid": ("bad-outcomes", "failed"),
+    "2.7.5/client-settled-on-first-frame-only": ("last-frame-settled", "failed"),
+    "3.5.3/client-detaches-on-unasked-filter": ("trust-filter", "failed"),
+    "2.7.3/client-answering-sender-initial-delivery-count": ("no-initial-delivery-count", "failed"),
+    "2.7.3/client-answering-attach-handle-free": ("answer-handle-in-use", "failed"),
+    "2.7.7/client-link-error-has-details": ("bare-link-error", "warning"),
 }
 
 
