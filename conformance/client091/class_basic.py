@@ -77,7 +77,11 @@ def get_ack(ctx: Context) -> None:
       title="a delivery flagged redelivered still reaches the application",
       clauses=("amqp091:domain.redelivered/hinting",))
 def redelivered(ctx: Context) -> None:
-    p = open_conversation(ctx, "consume", count=1, ack=True)
+    _redelivered_reaches_application(ctx, "consume")
+
+
+def _redelivered_reaches_application(ctx: Context, workload: str) -> None:
+    p = open_conversation(ctx, workload, count=1, ack=True)
     p.responder.preload("amqpspec-q", ["again"])
     p.responder.queues["amqpspec-q"][0].redelivered = True
     p.serve()
@@ -86,6 +90,13 @@ def redelivered(ctx: Context) -> None:
     ok = bool(got) and got[0].get("body") == "again"
     ctx.record(ok, expected="the redelivered message handed to the application (a delivered event, body 'again')",
                observed=f"delivered {got[0]}" if got else out.summary())
+
+
+@case("amqp091/domain.redelivered/client-gets-redelivered", role="client",
+      title="a message fetched with basic.get flagged redelivered still reaches the application",
+      clauses=("amqp091:domain.redelivered/hinting",))
+def get_redelivered(ctx: Context) -> None:
+    _redelivered_reaches_application(ctx, "get")
 
 
 @case("amqp091/basic.consume/client-cancels-on-consumer-channel", role="client",

@@ -9,10 +9,10 @@ rejected more than once. The receiving peer MUST validate that a non-zero delive
 to an unacknowledged, delivered message, and raise a channel exception if this is not the
 case" (rabbitmq091:basic.nack.multiple/exists, on-failure precondition-failed): a second nack
 of the same publish, or a nack of one already acked, names a message that is no longer
-unacknowledged -- channel exception 406. The confirms a client must take: an ack with multiple
-set and tag zero ("this indicates acknowledgement of all outstanding messages"), a nack with
-multiple set covering several publishes, and confirms that come in another order than the
-publishes ("No guarantees are made as to how soon a message is acknowledged. Applications
+unacknowledged -- channel exception 406. The confirms a client must take: an ack or a nack with
+multiple set and tag zero ("this indicates acknowledgement [rejection] of all outstanding
+messages"), a nack with multiple set covering several publishes, and confirms that come in
+another order than the publishes ("No guarantees are made as to how soon a message is acknowledged. Applications
 SHOULD NOT make assumptions about this", rabbitmq091:confirm/time-guarantees: the third
 publish may be confirmed before the first). A nack's requeue flag is the server's business:
 "Clients receiving the Nack methods should ignore this flag" -- a nack with requeue set still
@@ -34,6 +34,8 @@ VALIDATED = ("rabbitmq091:basic.nack.multiple/exists",)
 NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
 ALL_OUTSTANDING = ("If the multiple field is 1, and the delivery tag is zero, this indicates acknowledgement of all "
                    "outstanding messages.")
+NACK_ALL_OUTSTANDING = ("If the multiple field is 1, and the delivery tag is zero, this indicates rejection of all "
+                        "outstanding messages.")
 NACK_MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", so that multiple messages can be '
                  'rejected with a single method.')
 IGNORE_REQUEUE = "Clients receiving the Nack methods should ignore this flag."
@@ -124,6 +126,26 @@ def takes_ack_all_outstanding(ctx: Context) -> None:
     ctx.record(not errors, what="no exception for the ack of all outstanding", guideline=ALL_OUTSTANDING,
                expected="no channel or connection exception", observed=describe_errors(errors))
     _hears(ctx, p, True, {1, 2, 3}, ALL_OUTSTANDING)
+
+
+@case("amqp091/rabbitmq.confirm/client-takes-nack-of-all-outstanding", role="client",
+      title="basic.nack with multiple set and tag zero rejects every outstanding publish, and the application hears it",
+      guideline=NACK_ALL_OUTSTANDING)
+def takes_nack_all_outstanding(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=2)
+
+    def nack_all(seq: int) -> None:
+        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicNack(0, True, False)))
+        return None
+
+    p.responder.confirm_ack = nack_all
+    obs = p.serve()
+    if not p.responder.publish_seq:
+        unmet("publishes on a confirm channel", obs)
+    errors = error_closes(obs)
+    ctx.record(not errors, what="no exception for the nack of all outstanding", guideline=NACK_ALL_OUTSTANDING,
+               expected="no channel or connection exception", observed=describe_errors(errors))
+    _hears(ctx, p, False, {1, 2}, NACK_ALL_OUTSTANDING)
 
 
 def _three_outstanding(p):  # type: ignore[no-untyped-def]

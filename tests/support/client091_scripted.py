@@ -570,6 +570,8 @@ def run(url: str, workload: str, opts: dict[str, Any]) -> int:
                         break
                     if len(c.deliveries) > before:
                         dch, m, data = c.deliveries[-1]
+                        if m.method.redelivered and "drop-redelivered" in faults:
+                            break
                         if c.settle(dch, len(c.deliveries), int(m.method.delivery_tag), ack):
                             emit("delivered", n=1, body=data.decode("utf-8", "replace"), redelivered=False)
                         break

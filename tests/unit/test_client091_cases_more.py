@@ -38,6 +38,8 @@ FAULTS = {
     "amqp091/rabbitmq.confirm.select/client-confirms-non-transactional-channel": "tx-and-confirm",
     "amqp091/basic.ack/client-no-ack-for-rpc-reply": "ack-no-ack",
     "amqp091/3.1.10/client-declares-no-reserved-queue-name": "amq-queue-name",
+    "amqp091/rabbitmq.confirm/client-takes-nack-of-all-outstanding": "ignore-multiple",
+    "amqp091/domain.redelivered/client-gets-redelivered": "drop-redelivered",
 }
 
 
