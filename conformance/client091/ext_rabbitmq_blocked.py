@@ -7,11 +7,12 @@ announced ``capabilities.connection.blocked`` (otherwise the case is skipped). B
 behind open-ok, a client publishes nothing until it is unblocked -- here on a confirm channel,
 whose publishes many libraries write through another path than plain ones -- and once
 unblocked, it publishes what its application asked for: a client that stays blocked never
-delivers its messages.
+delivers its messages (a client that published everything while blocked has nothing to resume:
+skipped).
 """
 from __future__ import annotations
 
-from amqpspec.case import Context, case
+from amqpspec.case import Context, Skip, case
 from amqpspec.client.session import play
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
@@ -56,6 +57,10 @@ def holds_confirmed_publishes(ctx: Context) -> None:
 def publishes_after_unblocked(ctx: Context) -> None:
     p = _blocked_at_open(ctx, "publish", 3)
     first = p.serve(SHORT_HOLD_S)
+    if len(p.responder.contents) >= 3:
+        p.finish()
+        raise Skip("the client published all its messages while blocked: there is no publishing to resume "
+                   "(the connection.blocked cases judge that)")
     p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
     obs = p.serve(QUICK * 2, stop=lambda f: len(p.responder.contents) >= 3)
     errors = error_closes(first) + error_closes(obs)
