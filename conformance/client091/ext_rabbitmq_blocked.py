@@ -61,6 +61,12 @@ def publishes_after_unblocked(ctx: Context) -> None:
         p.finish()
         raise Skip("the client published all its messages while blocked: there is no publishing to resume "
                    "(the connection.blocked cases judge that)")
+    if first.closed:  # it gave up while blocked: it never reads the unblocked
+        ctx.record(False, guideline=UNBLOCKED, expected="the client waits for connection.unblocked, then publishes",
+                   observed="the client ended the connection while blocked: "
+                   + first.describe().replace("by broker", "by the client"))
+        p.finish()
+        return
     p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
     obs = p.serve(QUICK * 2, stop=lambda f: len(p.responder.contents) >= 3)
     errors = error_closes(first) + error_closes(obs)
