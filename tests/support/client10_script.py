@@ -44,7 +44,7 @@ FAULTS = (
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
     "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties", "last-frame-settled",
-    "trust-filter", "answer-handle-in-use", "bare-link-error",
+    "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram",
@@ -103,6 +103,7 @@ class Client:
         self.partial: dict[int, tuple[Any, bytearray]] = {}
         self.settled_ids: set[int] = set()
         self.ended = False
+        self.redelivered: dict[Any, bool] = {}            # delivery-id -> the header's delivery-count > 0
         self.hostname = "localhost"     # what open and sasl-init name (a redirect's hostname once followed)
 
     # -- wire --------------------------------------------------------------------------------
@@ -478,6 +479,10 @@ class Client:
         else:
             self.remote_window = int(p.incoming_window) - self.next_outgoing_id
         if p.handle is None:
+            if p.echo and self.bad != "ignore-echo":   # 2.7.4: the session state, at once
+                self.send(AMQPFrame(self.channel, spec.Flow(
+                    next_incoming_id=self.next_incoming_id, incoming_window=1000,
+                    next_outgoing_id=self.next_outgoing_id, outgoing_window=1000)))
             return
         ours = self.by_remote.get(int(p.handle))
         if ours is None:
@@ -572,6 +577,9 @@ class Client:
         try:
             msg = Message.decode(bytes(data))
             body = msg.body.value if isinstance(msg.body, (spec.AmqpValue, spec.Data)) else msg.body
+            # 3.2.1: no header means its defaults (delivery-count 0); the fault takes no header for "unknown"
+            self.redelivered[first.delivery_id] = self.bad == "header-defaults" if msg.header is None \
+                else bool(msg.header.delivery_count)
         except Exception:  # noqa: BLE001 - a partial (aborted) message may not decode
             body = bytes(data)[-20:]
         if isinstance(body, (bytes, bytearray)):
@@ -778,7 +786,7 @@ def run(url: str, workload: str, opts: dict[str, str]) -> int:
                 c.until(lambda f: len([d for d in c.deliveries if d[0] == h]) >= n)
                 mine = [d for d in c.deliveries if d[0] == h]
                 _, text, did, settled = mine[n - 1]
-                emit("delivered", n=n, body=text, redelivered=False)
+                emit("delivered", n=n, body=text, redelivered=c.redelivered.get(did, False))
                 # the session window, kept open with a flow about the session alone (no link fields)
                 extra = dict(link_credit=7) if c.bad == "session-flow-with-credit" else {}
                 c.send(AMQPFrame(c.channel, spec.Flow(next_incoming_id=c.next_incoming_id, incoming_window=1000,

@@ -35,6 +35,8 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.7.3/client-answering-sender-initial-delivery-count": ("no-initial-delivery-count", "failed"),
     "2.7.3/client-answering-attach-handle-free": ("answer-handle-in-use", "failed"),
     "2.7.7/client-link-error-has-details": ("bare-link-error", "warning"),
+    "2.7.4/client-answers-session-echo": ("ignore-echo", "warning"),
+    "3.2.1/client-headerless-message-defaults": ("header-defaults", "failed"),
 }
 
 
