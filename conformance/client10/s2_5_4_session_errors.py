@@ -26,7 +26,7 @@ HANDLE = 77
 
 
 @case("amqp10/2.5.4/client-ends-session-on-unattached-transfer", role="client",
-      title="a transfer naming a handle no link is attached to makes the client end the session with unattached-handle",
+      title="a transfer naming a handle no link is attached to makes the client end the session with an error (unattached-handle names the cause)",
       clauses=("amqp10:2.5.4/1", "amqp10:2.7.8/1"))
 def ends_on_unattached_transfer(ctx: Context) -> None:
     p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
