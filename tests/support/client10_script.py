@@ -47,7 +47,7 @@ FAULTS = (
     "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
-    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram",
+    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -122,6 +122,10 @@ class Client:
                 item = self.reader.next()
             except FrameError as exc:
                 self.fail_close("amqp:connection:framing-error", str(exc)[:100])
+            if item is not None and self.bad == "strict-doff" and getattr(item, "extended", b""):
+                self.sock.close()   # takes a frame with an extended header (DOFF above 2) for a broken one
+                emit("error", type="FramingError", message="a frame with an extended header")
+                raise Done(1)
             if item is not None:
                 self.last_recv = time.monotonic()
                 return item
