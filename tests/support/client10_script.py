@@ -44,7 +44,7 @@ FAULTS = (
     "reuse-socket", "begin-answer-no-remote", "no-wrap", "sasl-header", "credit-face-value",
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
     "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties", "last-frame-settled",
-    "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults",
+    "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults", "credit-added", "drain-first",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff",
@@ -505,11 +505,14 @@ class Client:
             # 2.6.7/4: a receiver that does not know delivery-count yet means our first one (0 here)
             unknown = lk["dc"] if self.bad == "dc-none-as-current" else 0
             dc_rcv = unknown if p.delivery_count is None else int(p.delivery_count)
+            before = lk["credit"]
             lk["credit"] = dc_rcv + int(p.link_credit or 0) - lk["dc"]
             if self.bad == "credit-face-value":   # the classic slip: link-credit taken as it stands
                 lk["credit"] = int(p.link_credit or 0)
+            if self.bad == "credit-added":   # another: each flow's link-credit added to what is left
+                lk["credit"] = max(0, before) + int(p.link_credit or 0)
             lk["drain"] = bool(p.drain)
-            if lk["drain"] and lk["pending"] == 0 and self.bad != "ignore-drain":
+            if lk["drain"] and (lk["pending"] == 0 or self.bad == "drain-first") and self.bad != "ignore-drain":
                 self.answer_drain(ours)
         else:
             if p.delivery_count is not None:

@@ -37,6 +37,8 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "2.7.7/client-link-error-has-details": ("bare-link-error", "warning"),
     "2.7.4/client-answers-session-echo": ("ignore-echo", "warning"),
     "3.2.1/client-headerless-message-defaults": ("header-defaults", "failed"),
+    "2.6.7/client-sender-credit-set-not-added": ("credit-added", "failed"),
+    "2.6.7/client-sender-drains-after-sending": ("drain-first", "warning"),
 }
 
 
