@@ -7,15 +7,20 @@ undecodable from that frame on, which is how it shows from the server's chair: t
 broker reads every frame the client sends through one bounded reader and records the first
 octets it cannot decode. An AMQP frame's body "MUST be one of those defined in performatives
 and is encoded as a described type" (2.3.2/1): a described value whose descriptor names no
-performative is not one (an empty frame, with no body, is allowed: 2.3.2/2).
+performative is not one (an empty frame, with no body, is allowed: 2.3.2/2). Reading works
+the other way too: the frame header's DOFF "gives the position of the body within the frame"
+(2.3.1), past an extended header that is "an extension point defined for future expansion"
+(2.3) -- a client that parses frames "in accordance with the format" (0.2/1) finds it there.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from amqpspec.case import Context, case
-from amqpspec.peer.amqp10 import performative_name
+from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame
 
-from ._client import client_closed, named, open_conversation, unmet
+from ._client import await_sender, client_closed, named, needs_driver, open_conversation, unmet
 
 
 @case("amqp10/2.3.1/client-frames-decode", role="client",
@@ -47,3 +52,25 @@ def only_performatives(ctx: Context) -> None:
                observed="; ".join(f"channel {f.channel}: {str(f.performative)[:80]}" for f in odd[:3]) or
                f"{len(frames)} AMQP frame(s), each a performative")
     p.finish()
+
+
+EXTENDED = b"\x00" * 4   # one 4-octet word of extended header: DOFF 3
+
+
+@case("amqp10/2.3.1/client-skips-extended-header", role="client",
+      title="a message in a transfer frame with 4 octets of extended header (DOFF 3) is delivered whole, no error",
+      clauses=("amqp10:0.2/1",),
+      guideline="Byte 4 of the frame header is the data offset. This gives the position of the body within the frame.")
+def skips_extended_header(ctx: Context) -> None:
+    # "parse ... frames in accordance with the format" (0.2/1): the extended header is "an
+    # extension point defined for future expansion" (2.3), and DOFF says where the body starts
+    body = "after an extended header"
+    p = open_conversation(ctx, "receive", count=1, credit=1)
+    _, snd = await_sender(p)
+    p.peer.send(*[dataclasses.replace(f, extended=EXTENDED) for f in snd.transfer_frames(body)])
+    obs = p.serve()
+    errors = [f for f in obs.received if error_condition(getattr(f, "performative", None))]
+    out = needs_driver(p)
+    got = [str(e.get("body", "")) for e in out.named("delivered")]
+    ctx.record(not errors and got[:1] == [body], expected=f"{body!r} delivered, no error",
+               observed=f"delivered {got[:1] or 'nothing'}; {client_closed(obs)}")
