@@ -47,7 +47,7 @@ FAULTS = (
     "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults", "credit-added", "drain-first",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
-    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff",
+    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -142,6 +142,8 @@ class Client:
             if not data:
                 emit("closed", by="server")
                 raise Done(1)
+            if self.bad == "whole-reads" and len(data) < 8:   # takes each read for whole frames
+                self.fail_close("amqp:connection:framing-error", f"a read of {len(data)} octets is no frame")
             self.reader.feed(data)
 
     def fail_close(self, condition: str, text: str) -> None:
