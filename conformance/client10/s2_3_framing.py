@@ -10,7 +10,8 @@ and is encoded as a described type" (2.3.2/1): a described value whose descripto
 performative is not one (an empty frame, with no body, is allowed: 2.3.2/2). Reading works
 the other way too: the frame header's DOFF "gives the position of the body within the frame"
 (2.3.1), past an extended header that is "an extension point defined for future expansion"
-(2.3) -- a client that parses frames "in accordance with the format" (0.2/1) finds it there.
+(2.3) -- a client that parses frames "in accordance with the format" (0.2/1) finds it there;
+and it takes a frame's extent from its SIZE, however the stream was cut into TCP segments.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import dataclasses
 
 from amqpspec.case import Context, case
 from amqpspec.peer.amqp10 import error_condition, performative_name
-from amqpspec.wire.amqp10 import AMQPFrame
+from amqpspec.wire.amqp10 import AMQPFrame, encode
 
 from ._client import await_sender, client_closed, named, needs_driver, open_conversation, unmet
 
@@ -68,6 +69,25 @@ def skips_extended_header(ctx: Context) -> None:
     p = open_conversation(ctx, "receive", count=1, credit=1)
     _, snd = await_sender(p)
     p.peer.send(*[dataclasses.replace(f, extended=EXTENDED) for f in snd.transfer_frames(body)])
+    obs = p.serve()
+    errors = [f for f in obs.received if error_condition(getattr(f, "performative", None))]
+    out = needs_driver(p)
+    got = [str(e.get("body", "")) for e in out.named("delivered")]
+    ctx.record(not errors and got[:1] == [body], expected=f"{body!r} delivered, no error",
+               observed=f"delivered {got[:1] or 'nothing'}; {client_closed(obs)}")
+
+
+@case("amqp10/2.3.1/client-reassembles-split-frames", role="client",
+      title="a message whose transfer frame arrives one octet per TCP segment is delivered whole, no error",
+      clauses=("amqp10:0.2/1",),
+      guideline="Bytes 0-3 of the frame header contain the frame size.")
+def reassembles_split_frames(ctx: Context) -> None:
+    # the frame's SIZE, not how TCP happens to cut the stream, delimits a frame: parsing "in
+    # accordance with the format" (0.2/1) reassembles what arrives in pieces
+    body = "one octet at a time"
+    p = open_conversation(ctx, "receive", count=1, credit=1)
+    _, snd = await_sender(p)
+    p.peer.send_slowly(b"".join(encode(f) for f in snd.transfer_frames(body)), chunk=1, pause=0.003)
     obs = p.serve()
     errors = [f for f in obs.received if error_condition(getattr(f, "performative", None))]
     out = needs_driver(p)
