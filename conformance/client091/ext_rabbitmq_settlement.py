@@ -16,7 +16,9 @@ another order than the publishes ("No guarantees are made as to how soon a messa
 SHOULD NOT make assumptions about this", rabbitmq091:confirm/time-guarantees: the third
 publish may be confirmed before the first). A nack's requeue flag is the server's business:
 "Clients receiving the Nack methods should ignore this flag" -- a nack with requeue set still
-tells the application its message was not confirmed. And confirm mode is for channels without
+tells the application its message was not confirmed. "Published messages are assigned
+ascending sequence numbers, starting at 1 with the first Confirm.Select method": the ack of 1
+and the nack of 2 confirm the first message and refuse the second. And confirm mode is for channels without
 transactions: "The client can only use this method on a non-transactional channel"
 (confirm.select).
 """
@@ -38,6 +40,7 @@ NACK_ALL_OUTSTANDING = ("If the multiple field is 1, and the delivery tag is zer
                         "outstanding messages.")
 NACK_MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", so that multiple messages can be '
                  'rejected with a single method.')
+SEQUENCE = "Published messages are assigned ascending sequence numbers, starting at 1 with the first Confirm.Select method."
 IGNORE_REQUEUE = "Clients receiving the Nack methods should ignore this flag."
 NOT_TRANSACTED = "The client can only use this method on a non-transactional channel."
 BODIES = ["one", "two", "three"]
@@ -146,6 +149,25 @@ def takes_nack_all_outstanding(ctx: Context) -> None:
     ctx.record(not errors, what="no exception for the nack of all outstanding", guideline=NACK_ALL_OUTSTANDING,
                expected="no channel or connection exception", observed=describe_errors(errors))
     _hears(ctx, p, False, {1, 2}, NACK_ALL_OUTSTANDING)
+
+
+@case("amqp091/rabbitmq.confirm/client-numbers-publishes-from-one", role="client",
+      title="an ack for sequence number 1 and a nack for 2 reach the application as the first message confirmed, the second not",
+      guideline=SEQUENCE)
+def numbers_from_one(ctx: Context) -> None:
+    p = open_conversation(ctx, "confirm", count=2)
+    p.responder.confirm_ack = lambda seq: seq != 2
+    obs = p.serve()
+    if len(p.responder.contents) < 2:
+        unmet("two publishes on a confirm channel", obs)
+    errors = error_closes(obs)
+    ctx.record(not errors, what="no exception for the confirms", guideline=SEQUENCE,
+               expected="no channel or connection exception", observed=describe_errors(errors))
+    if p.driver is not None:
+        out = needs_driver(p)
+        heard = {e.get("n"): e.get("ack") for e in out.named("confirmed")}
+        ctx.record(heard.get(1) is True and heard.get(2) is False, what="each confirm reaches its own message",
+                   guideline=SEQUENCE, expected="confirmed n=1 ack=true, n=2 ack=false", observed=out.summary())
 
 
 def _three_outstanding(p):  # type: ignore[no-untyped-def]

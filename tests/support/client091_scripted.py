@@ -252,6 +252,8 @@ class Client:
             if name == "basic.nack" and "nack-fatal" in self.faults:
                 raise Fatal(406, "PRECONDITION_FAILED - nack")
             tag = int(m.delivery_tag)
+            if "count-from-zero" in self.faults and tag:
+                tag += 1  # the fault: its publishes numbered from 0, the server's tag 1 taken as its second
             open_seqs = [n for n in range(1, self.published + 1) if n not in self.confirmed]
             multiple = bool(m.multiple) and "ignore-multiple" not in self.faults
             multiple = multiple or "assume-order" in self.faults  # the fault: confirms taken as in order

@@ -40,6 +40,7 @@ FAULTS = {
     "amqp091/3.1.10/client-declares-no-reserved-queue-name": "amq-queue-name",
     "amqp091/rabbitmq.confirm/client-takes-nack-of-all-outstanding": "ignore-multiple",
     "amqp091/domain.redelivered/client-gets-redelivered": "drop-redelivered",
+    "amqp091/rabbitmq.confirm/client-numbers-publishes-from-one": "count-from-zero",
 }
 
 
