@@ -47,7 +47,7 @@ FAULTS = (
     "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults", "credit-added", "drain-first",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
-    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads",
+    "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -218,6 +218,8 @@ class Client:
                     self.send(ProtocolHeader.amqp())
                     time.sleep(1.5)
                 raise Done(1)
+            if self.bad == "reset-after-sasl":   # a fresh reader for the AMQP layer: what was read ahead is lost
+                self.reader = FrameReader(1 << 24)
             if self.bad != "no-amqp-header":
                 self.send(ProtocolHeader.amqp())
                 got = self.read(self.timeout)
