@@ -4,7 +4,9 @@ Run as a driver (``hostile_client_driver.py URL WORKLOAD mode=MODE``): it connec
 AMQP 0-9-1 protocol header, reads the server's first octets, and then, by ``mode``: ``signal``
 dies by SIGSEGV, ``exception`` raises an uncaught exception (a traceback), ``hang`` sleeps past
 any deadline, ``memory`` holds some 200 MB for two seconds before ending well, ``ok`` ends
-well (exit 0 after done). A test fixture, never a client in a verdict.
+well (exit 0 after done), ``flood`` writes octets without end (valid heartbeat frames, then
+garbage), ``noread`` never reads again and keeps the socket open. A test fixture, never a client
+in a verdict.
 """
 from __future__ import annotations
 
@@ -28,8 +30,16 @@ def main(argv: list[str]) -> int:
     mode = opts.get("mode", "ok")
     sock = socket.create_connection((url.hostname or "127.0.0.1", url.port or 5672), timeout=5)
     sock.sendall(b"AMQP\x00\x00\x09\x01")
+    if mode == "noread":
+        time.sleep(600)
     sock.recv(65536)
     emit("connected")
+    if mode == "flood":
+        beats = b"\x08\x00\x00\x00\x00\x00\x00\xce" * 8192
+        for _ in range(200):
+            sock.sendall(beats)
+        while True:
+            sock.sendall(os.urandom(65536))
     if mode == "signal":
         os.kill(os.getpid(), signal.SIGSEGV)
     if mode == "exception":

@@ -4,6 +4,7 @@ finding they make is stored in the findings format and replays."""
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -95,6 +96,16 @@ def test_hanging_client_is_killed_at_the_deadline() -> None:
     run, _ = Executor091(hostile("hang"), deadline_s=2.5).run(PLAIN, "pw")
     assert run.outcome.killed
     assert judge(run, None, 1 << 30).violation == "hang"
+
+
+@pytest.mark.parametrize("mode", ["flood", "noread"])
+def test_flooding_or_deaf_client_cannot_hold_the_campaign(mode: str) -> None:
+    """The peer's bounds and the example's deadline end the example; the driver is killed."""
+    t0 = time.monotonic()
+    run, transcript = Executor091(hostile(mode), deadline_s=3.0).run(BAD_END, "pw")
+    assert time.monotonic() - t0 < 3.0 + 4.0        # the deadline, plus the kill and the socket's end
+    assert run.outcome.returncode is not None        # the driver is gone (killed or ended by the closed socket)
+    assert len(transcript.entries) <= 5001           # the transcript's own cap
 
 
 def test_growing_client_is_caught() -> None:
