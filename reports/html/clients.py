@@ -117,7 +117,7 @@ def matrices(clients: dict[str, Any], libraries: list[model.TargetView]) -> list
                 if libs[i] is not None:
                     href = case_pages[i].get(ids[0]) if n == 1 and ids else None
                     href = href or f"{libs[i].href}#{model.clause_anchor(clause)}"
-                cells.append({"verdict": verdict, "cases": n, "href": href,
+                cells.append({"verdict": verdict, "cases": n, "href": href, "worst": int(counts.get(verdict) or 0),
                               "counts": [(v, int(counts.get(v) or 0)) for v in VERDICTS if counts.get(v)],
                               "case_ids": ids})
             known = bool(r.get("known"))
