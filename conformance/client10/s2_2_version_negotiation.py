@@ -7,11 +7,14 @@ header (protocol id 0, or 3 for SASL). "If the incoming and outgoing protocol he
 match, both peers MUST close their outgoing stream" (2.2/3): answered with a 1.0.1 header,
 the client closes; an open it pipelined before reading our header (2.4.1 allows pipelining)
 is not held against it, anything more is -- a close frame too: it is written in the very
-version the server just declined, on a stream the client had to close.
+version the server just declined, on a stream the client had to close. The negotiation does
+not depend on how TCP cuts the stream: our header sent one octet per segment is read whole
+("perform protocol negotiation", 0.2/1).
 """
 from __future__ import annotations
 
 from amqpspec.case import Context, case
+from amqpspec.peer.base import PeerError
 from amqpspec.peer.server10 import header_ok
 from amqpspec.wire.amqp10 import EmptyFrame, ProtocolHeader
 
@@ -53,4 +56,27 @@ def header_mismatch(ctx: Context) -> None:
     ok = obs.closed and (not extra or bool(pipelined_open))
     ctx.record(ok, expected="the client closes the socket, sending nothing after its header (but a pipelined open)",
                observed=client_closed(obs))
+    p.finish()
+
+
+@case("amqp10/2.2/client-reads-split-header", role="client",
+      title="the server's protocol header arriving one octet per TCP segment is read whole: the client goes on to open",
+      clauses=("amqp10:0.2/1",))
+def reads_split_header(ctx: Context) -> None:
+    # "perform protocol negotiation" (0.2/1) whatever the segmenting: the eight octets of our
+    # header are sent one by one, 3 ms apart, then the opening goes on as usual
+    p = play(ctx, "connect")
+    n = p.handshake(upto="header")
+    sasl = n.first_header is not None and n.first_header.protocol_id == 3
+    header = ProtocolHeader.sasl() if sasl else ProtocolHeader.amqp()
+    p.peer.send_slowly(header.encode(), chunk=1, pause=0.003)
+    try:
+        n = p.handshake(sasl_header=b"") if sasl else p.handshake(amqp_header=b"")
+    except PeerError as exc:
+        ctx.record(False, expected="the opening goes on (the client's next SASL frame or open)", observed=str(exc))
+        p.finish()
+        return
+    obs = p.serve()
+    ctx.record(n.client_open is not None, expected="the client's open after our split header",
+               observed=f"open from the client; {client_closed(obs)}")
     p.finish()
