@@ -18,7 +18,7 @@ from amqpspec.case import Context, Skip, case
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
-from ._client import QUICK, client_closed, error, named, open_conversation, unmet
+from ._client import QUICK, client_closed, error, named, open_conversation, play, unmet
 
 # a frame header announcing 8 octets with DOFF 1: no valid frame header can be formed from it
 BAD_DOFF = b"\x00\x00\x00\x08\x01\x00\x00\x00"
@@ -73,4 +73,27 @@ def orderly_shutdown(ctx: Context) -> None:
     ctx.record(bool(closes) and p.responder.client_close is not None,
                expected="close from the client (answered by ours), then the socket closed",
                observed=client_closed(obs))
+    p.finish()
+
+
+@case("amqp10/2.4.3/client-answers-close-pipelined-with-open", role="client",
+      title="the server's open followed at once by its close with an error (a refused connection) is answered by the client's close, and nothing after it",
+      clauses=("amqp10:2.4.3/1", "amqp10:2.4.3/2"))
+def answers_close_pipelined_with_open(ctx: Context) -> None:
+    # the server's CLOSE_PIPE state (2.4.6): open and close sent together, as a broker refusing a
+    # connection at open does; what the client pipelined before reading them is no fault
+    p = play(ctx, "send", count=1)
+    n = p.handshake(open=b"")
+    p.peer.send(AMQPFrame(0, n.our_open), AMQPFrame(0, spec.Close(error=error(
+        "amqp:unauthorized-access", "amqpspec refuses this connection"))))
+    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) == "close")
+    if p.responder.client_close is None:
+        ctx.record(False, expected="close from the client after our open and close", observed=client_closed(obs))
+        p.finish()
+        return
+    late = p.peer.observe(1.0, reply_close=False)
+    ctx.record(not late.received, expected="the client's close, then nothing more",
+               observed="after its close: " + "; ".join(getattr(i, "summary", lambda: repr(i))()[:80]
+                                                        for i in late.received[:4]) if late.received else
+               "close from the client, nothing after; " + late.describe().replace("by broker", "by the client"))
     p.finish()

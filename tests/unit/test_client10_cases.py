@@ -112,6 +112,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.4.2/client-accepts-pipelined-open": ("reset-after-sasl", "failed"),
     "2.4.3/client-answers-close-on-channel-1": ("close-only-on-0", "failed"),
     "2.4.3/client-close-carries-its-cause": ("bare-close", "failed"),
+    "2.4.3/client-answers-close-pipelined-with-open": ("no-close-reply", "failed"),
     "2.7.9/client-orderly-shutdown-writes-close": ("no-close", "failed"),
     "2.4.5/client-waits-twice-its-idle-time-out": ("idle-at-announced", "warning"),
     "2.5.4/client-ends-session-on-unattached-transfer": ("ignore-unattached-transfer", "failed"),
