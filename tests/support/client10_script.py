@@ -48,6 +48,7 @@ FAULTS = (
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
+    "ignore-protocol-id",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -180,6 +181,10 @@ class Client:
         self.send(ProtocolHeader.sasl() if sasl else ProtocolHeader.amqp())
         got = self.read(self.timeout)
         if not isinstance(got, ProtocolHeader):
+            raise Done(1)
+        if got.protocol_id != (3 if sasl else 0) and self.bad != "ignore-protocol-id":
+            self.sock.close()     # 2.2: the headers do not match (another protocol id) -- close our outgoing stream
+            emit("error", type="VersionMismatch", message=got.summary())
             raise Done(1)
         if sasl:
             if self.bad == "sasl-as-server":   # announces mechanisms itself, as only the SASL server may (5.3.2)
