@@ -7,7 +7,8 @@ header (protocol id 0, or 3 for SASL). "If the incoming and outgoing protocol he
 match, both peers MUST close their outgoing stream" (2.2/3): answered with a 1.0.1 header,
 the client closes; an open it pipelined before reading our header (2.4.1 allows pipelining)
 is not held against it, anything more is -- a close frame too: it is written in the very
-version the server just declined, on a stream the client had to close. The negotiation does
+version the server just declined, on a stream the client had to close. A header that differs
+in protocol id (AMQP 0 for the client's SASL 3) does not match either. The negotiation does
 not depend on how TCP cuts the stream: our header sent one octet per segment is read whole
 ("perform protocol negotiation", 0.2/1).
 """
@@ -79,4 +80,24 @@ def reads_split_header(ctx: Context) -> None:
     obs = p.serve()
     ctx.record(n.client_open is not None, expected="the client's open after our split header",
                observed=f"open from the client; {client_closed(obs)}")
+    p.finish()
+
+
+@case("amqp10/2.2/client-closes-on-protocol-id-mismatch", role="client",
+      title="answered with a header of another protocol id (AMQP 0 to its SASL 3, or SASL 3 to its AMQP 0), the client closes its outgoing stream",
+      clauses=("amqp10:2.2/3",))
+def protocol_id_mismatch(ctx: Context) -> None:
+    # headers that differ in protocol id do not match any more than headers that differ in
+    # version: the client closes, sending nothing after its header (a pipelined open aside)
+    p = play(ctx, "connect")
+    n = p.handshake(upto="header")
+    theirs = n.first_header.protocol_id if n.first_header is not None else 0
+    p.peer.send(ProtocolHeader.amqp() if theirs == 3 else ProtocolHeader.sasl())
+    obs = p.peer.observe(QUICK * 2, reply_close=False)
+    extra = [f for f in obs.received if not isinstance(f, (EmptyFrame, ProtocolHeader))]
+    pipelined_open = theirs == 0 and len(extra) == 1 and bool(named(extra, "open"))
+    ctx.record(obs.closed and (not extra or pipelined_open),
+               expected=f"the client (header AMQP {theirs}) closes the socket, sending nothing after its header"
+                        + (" (but a pipelined open)" if theirs == 0 else ""),
+               observed=client_closed(obs))
     p.finish()

@@ -108,6 +108,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.3.1/client-skips-extended-header": ("strict-doff", "failed"),
     "2.3.1/client-reassembles-split-frames": ("whole-reads", "failed"),
     "2.2/client-reads-split-header": ("whole-reads", "failed"),
+    "2.2/client-closes-on-protocol-id-mismatch": ("ignore-protocol-id", "failed"),
     "5.3.1/client-ignores-sasl-extended-header": ("strict-doff", "failed"),
     "2.4.2/client-accepts-pipelined-open": ("reset-after-sasl", "failed"),
     "2.4.3/client-answers-close-on-channel-1": ("close-only-on-0", "failed"),
