@@ -11,6 +11,11 @@ error", 2.7.9/2): a stream the client cannot decode -- a frame header whose DOFF
 the 2 the frame header itself occupies (2.3.1) -- leaves it no way on but closing, and that
 close carries the error that caused it. A client that drops the socket without a close
 breaks the MUST as surely as one that closes without saying why.
+The close is also how a client ends on its own: "Orderly shutdown requires that this frame
+MUST be written by the sender" (2.7.9/1) -- after a send workload, not only a bare connect.
+And a broker that refuses a connection at open sends its open and close together (its
+CLOSE_PIPE state, 2.4.6): the client answers that close too, and writes nothing after its
+own ("This frame MUST be the last thing ever written onto a connection", 2.4.3/2).
 """
 from __future__ import annotations
 
