@@ -48,7 +48,7 @@ FAULTS = (
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
-    "ignore-protocol-id",
+    "ignore-protocol-id", "symmetric-channels",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -378,6 +378,8 @@ class Client:
         if not hasattr(p, "NAME"):   # a described value no part of the spec defines as a performative
             self.fail_close("amqp:decode-error", f"unknown performative {str(p)[:40]}")
         name = p.NAME
+        if self.bad == "symmetric-channels" and ch != self.channel and name not in ("open", "close"):
+            return   # expects the server's frames of its session on its own channel number (2.5.1 says otherwise)
         if name == "close" and ch != 0 and self.bad == "close-only-on-0":
             return   # a close on another channel taken for noise (2.4.3 allows any channel up to channel-max)
         if name == "close" and self.redirected(p):
