@@ -1,12 +1,16 @@
-"""2.7.3 Attach: the client's attach answering a link the server begins as receiver.
+"""2.7.3 Attach (and 2.7.2 Begin, handle-max): the client's attach answering a link the server
+begins as receiver.
 
 The node may begin a link itself; "the session endpoint will still create a link endpoint and
 issue an attach" (2.6.3) even when it creates no terminus. Our attach takes the role receiver,
 so the client's answering attach has the role sender, and of initial-delivery-count: "This MUST
 NOT be null if role is sender" (2.7.3/15). Its handle is one of the client's output handles:
 "The handle MUST NOT be used for other open links" (2.7.3/2) -- not the handle of the receiving
-link the client already has open. A client that does not answer our attach is skipped here
-(amqp10/2.6.3/client-refuses-unsolicited-link judges that).
+link the client already has open; "it is RECOMMENDED that implementations always assign the
+lowest available handle" (2.7.3/4): handle 1, its link being on 0; and with our begin's
+handle-max at 1, "A peer MUST NOT attempt to attach a link using a handle value outside the range
+that its partner can handle" (2.7.2/3): 1 is the only handle it has left. A client that does not
+answer our attach is skipped here (amqp10/2.6.3/client-refuses-unsolicited-link judges that).
 """
 from __future__ import annotations
 
@@ -22,10 +26,10 @@ NAME = "amqpspec-node-receives"
 HANDLE = 7
 
 
-def _answer(ctx: Context) -> tuple[Any, Any, int]:
+def _answer(ctx: Context, responder: dict[str, Any] | None = None) -> tuple[Any, Any, int]:
     """Begins a receiving link of ours on the client's session (it has its own receiving link open);
     returns the conversation, the client's answering attach and the handle of its open link."""
-    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6)
+    p = open_conversation(ctx, "receive", count=1, credit=1, timeout=6, responder=responder)
     _, snd = await_sender(p)
     cs = p.responder.session()
     assert cs is not None
@@ -79,4 +83,23 @@ def answering_handle_free(ctx: Context) -> None:
     h = int(answer.performative.handle)
     ctx.record(h != open_handle, expected=f"a handle other than {open_handle} (its open receiving link)",
                observed=answer.summary()[:200])
+    _end(p)
+
+
+@case("amqp10/2.7.3/client-answering-attach-lowest-handle", role="client",
+      title="the client's attach answering our link takes the lowest handle not in use (1, its receiving link being on 0)",
+      clauses=("amqp10:2.7.3/4",))
+def answering_lowest_handle(ctx: Context) -> None:
+    p, answer, open_handle = _answer(ctx)
+    lowest = 1 if open_handle == 0 else 0
+    ctx.record(int(answer.performative.handle) == lowest, expected=f"handle {lowest}", observed=answer.summary()[:200])
+    _end(p)
+
+
+@case("amqp10/2.7.2/client-answering-attach-within-handle-max", role="client",
+      title="with our begin's handle-max 1, the client's attach answering our link uses a handle no larger than 1",
+      clauses=("amqp10:2.7.2/3",))
+def answering_within_handle_max(ctx: Context) -> None:
+    p, answer, _ = _answer(ctx, {"begin_fields": {"handle_max": 1}})
+    ctx.record(int(answer.performative.handle) <= 1, expected="a handle of at most 1", observed=answer.summary()[:200])
     _end(p)

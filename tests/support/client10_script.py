@@ -45,6 +45,7 @@ FAULTS = (
     "dnp-without-dynamic", "same-handle", "received-state", "keep-resumed", "drop-on-detach", "ignore-errant",
     "partner-handle", "pipelined-reattach", "bad-outcomes", "bad-node-properties", "last-frame-settled",
     "trust-filter", "answer-handle-in-use", "bare-link-error", "header-defaults", "credit-added", "drain-first",
+    "answer-handle-high",
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
@@ -476,7 +477,9 @@ class Client:
                 self.fail_close("amqp:connection:framing-error", f"handle {h} beyond handle-max")
         if self.bad == "ignore-attach":
             return
-        ours = 50 + len(self.links)
+        # 2.7.3: the lowest handle not in use (the fault: one far above it, past a small handle-max)
+        ours = min(set(range(len(self.links) + 1)) - set(self.links)) if self.bad != "answer-handle-high" \
+            else 50 + len(self.links)
         self.links[ours] = dict(role=not bool(p.role), remote=p, credit=0, dc=0, remote_dc=None, drain=False,
                                 name=str(p.name), detached=True, pending=0)
         self.by_remote[h] = ours

@@ -39,6 +39,8 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
     "3.2.1/client-headerless-message-defaults": ("header-defaults", "failed"),
     "2.6.7/client-sender-credit-set-not-added": ("credit-added", "failed"),
     "2.6.7/client-sender-drains-after-sending": ("drain-first", "warning"),
+    "2.7.3/client-answering-attach-lowest-handle": ("answer-handle-high", "warning"),
+    "2.7.2/client-answering-attach-within-handle-max": ("answer-handle-high", "failed"),
 }
 
 
