@@ -13,6 +13,9 @@ makes it end the session with unattached-handle (2.7.4/2), after which "It MUST 
 discard all incoming frames from the remote endpoint until receiving the remote endpoint's
 corresponding end frame" (2.5.4/2) -- the session's DISCARDING state: "any incoming frames on
 the session MUST be silently discarded until the peer's end frame is received" (2.5.5/6).
+The two endpoints of a session have their own outgoing channels: "The partner will therefore
+allocate an unused outgoing channel for the remotely initiated session" (2.5.1) -- ours need
+not be the client's number, and the client works the session all the same (0.2/1).
 """
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import Receiver
 from amqpspec.verify10 import SessionError
 
-from ._client import QUICK, await_sender, check, client_closed, describe_frames, error, named, open_conversation, \
-    unmet
+from ._client import QUICK, await_sender, check, client_closed, describe_frames, error, error_frames, named, \
+    open_conversation, unmet
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 END_ANSWERED = ("When a session is explicitly ended, an end frame is sent to announce the disassociation of the "
@@ -209,4 +212,35 @@ def answers_server_begin(ctx: Context) -> None:
     for s in p.responder.senders():
         p.responder.pump(s)
     p.serve()
+    p.finish()
+
+
+SERVER_CHANNEL = 7   # the channel our end of the client's session uses (the client's is 0 as a rule)
+
+
+@case("amqp10/2.5.1/client-session-on-asymmetric-channels", role="client",
+      title="the server answers the client's begin on its channel 7 (remote-channel naming the client's): the client's send workload runs on that session",
+      clauses=("amqp10:0.2/1",),
+      guideline="The partner will therefore allocate an unused outgoing channel for the remotely initiated session "
+                "and indicate this by sending its own begin setting the remote-channel field to the incoming channel "
+                "of the remotely initiated session.")
+def asymmetric_channels(ctx: Context) -> None:
+    # each endpoint of a session has its own outgoing channel (2.5.1): the client sends on its
+    # channel and reads ours, whatever number we chose -- frames "process[ed] ... in accordance
+    # with the ... semantics" (0.2/1) of the begin's remote-channel
+    p = open_conversation(ctx, "send", count=1, timeout=4)
+    if p.peer.negotiated.channel_max < SERVER_CHANNEL:
+        p.finish(0.2)
+        raise Skip(f"the client's channel-max ({p.peer.negotiated.channel_max}) leaves no channel {SERVER_CHANNEL}")
+    p.responder.free_channel = lambda: SERVER_CHANNEL   # type: ignore[method-assign]  # our begin goes there
+    obs = p.serve()
+    begins = named(obs.received, "begin")
+    if not begins:
+        unmet("a begin from the client", obs)
+    sent = named(obs.received, "transfer")
+    wrong = [f for f in obs.received if getattr(f, "channel", 0) == SERVER_CHANNEL and begins[0].channel != SERVER_CHANNEL]
+    ctx.record(bool(sent) and not error_frames(obs.received) and not wrong,
+               expected=f"the message sent on the client's channel {begins[0].channel}, no error",
+               observed=f"{len(sent)} transfer(s)" + (f", {len(wrong)} frame(s) on our channel {SERVER_CHANNEL}"
+                                                       if wrong else "") + f"; {client_closed(obs)}")
     p.finish()

@@ -116,6 +116,7 @@ FAULTS: dict[str, tuple[str, str]] = {
     "2.4.3/client-answers-close-pipelined-with-open": ("no-close-reply", "failed"),
     "2.7.9/client-orderly-shutdown-writes-close": ("no-close", "failed"),
     "2.4.5/client-waits-twice-its-idle-time-out": ("idle-at-announced", "warning"),
+    "2.5.1/client-session-on-asymmetric-channels": ("symmetric-channels", "failed"),
     "2.5.4/client-ends-session-on-unattached-transfer": ("ignore-unattached-transfer", "failed"),
     "2.5.6/client-next-incoming-id-follows-server": ("own-transfer-count", "failed"),
     "5.1/client-closes-after-failed-sasl": ("proceed-after-auth-failure", "failed"),
