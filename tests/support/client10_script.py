@@ -49,7 +49,7 @@ FAULTS = (
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
-    "ignore-protocol-id", "symmetric-channels",
+    "ignore-protocol-id", "symmetric-channels", "plain-always",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -194,6 +194,8 @@ class Client:
             offered = [str(m) for m in (mechs.body.sasl_server_mechanisms or [])] if isinstance(mechs, SASLFrame) else []
             if self.bad == "mechanism-external":
                 mech = "EXTERNAL"
+            elif self.bad == "plain-always":   # holding a password, names PLAIN whatever was offered
+                mech = "PLAIN"
             elif self.bad == "mechanism-anonymous" and "ANONYMOUS" in offered:
                 mech = "ANONYMOUS"
             elif "SCRAM-SHA-1" in offered and self.bad != "no-scram":   # the stronger of the two it knows
