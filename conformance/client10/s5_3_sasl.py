@@ -134,3 +134,30 @@ def sasl_frame_header(ctx: Context) -> None:
     p.handshake()
     p.serve()
     p.finish()
+
+
+@case("amqp10/5.3.2/client-anonymous-only", role="client",
+      title="given a user and password but offered only ANONYMOUS, the client names ANONYMOUS or closes -- never a mechanism not offered",
+      clauses=("amqp10:5.3.2/2",))
+def anonymous_only(ctx: Context) -> None:
+    # the server that needs no authentication offers ANONYMOUS alone (5.3.3.1's SHOULD): the
+    # client's credentials give it no licence to choose PLAIN, which was not offered
+    offered = ("ANONYMOUS",)
+    p = _sasl(ctx, offered)
+    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol(m) for m in offered])))
+    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
+    inits = [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+    wrong = [str(i.mechanism) for i in inits if str(i.mechanism) not in offered]
+    ctx.record(not wrong, expected="sasl-init naming ANONYMOUS, or no sasl-init (the client closes)",
+               observed=f"sasl-init mechanism {wrong[0]!r}" if wrong else
+               (f"sasl-init mechanism {str(inits[0].mechanism)!r}" if inits else
+                obs.describe().replace("by broker", "by the client")))
+    if inits and not wrong:   # on with the opening: our outcome, then headers and opens as usual
+        p.peer.send(frame(spec.SaslOutcome(code=0)))
+        p.peer.reader.expect_header()
+        p.peer.stage = "sasl"
+        p.handshake()
+        p.serve()
+    elif inits:
+        p.peer.send(frame(spec.SaslOutcome(code=1)))
+    p.finish()
