@@ -49,7 +49,7 @@ FAULTS = (
     "frame-size-lies", "unknown-performative", "close-only-on-0", "idle-at-announced", "ignore-unattached-transfer",
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
-    "ignore-protocol-id", "symmetric-channels", "plain-always",
+    "ignore-protocol-id", "symmetric-channels", "plain-always", "strict-outcome",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -221,6 +221,8 @@ class Client:
             if mech == "SCRAM-SHA-1" and not self.scram(first_bare, nonce):
                 raise Done(1)
             outcome = self.read(self.timeout)
+            if self.bad == "strict-outcome" and isinstance(outcome, SASLFrame) and outcome.body.additional_data:
+                raise Done(1)   # additional data it did not ask for taken as a failed dialog
             if not isinstance(outcome, SASLFrame) or int(outcome.body.code) != 0:
                 if self.bad == "proceed-after-auth-failure":   # goes on as if authenticated (5.1)
                     self.send(ProtocolHeader.amqp())
