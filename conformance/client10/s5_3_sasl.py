@@ -9,6 +9,9 @@ PLAIN, which proves who it is. "Upon successful completion of the SASL dialog th
 layer has been established, and the peers MUST exchange protocol headers" (5.3.3.5/1): the
 client's next octets are the AMQP header, not a frame. A hostname given in sasl-init and in
 open SHOULD be the same (2.7.1/3: "this field SHOULD be null or contain the same value").
+A client holding a password but offered only ANONYMOUS still chooses among what is offered
+(5.3.2/2); a successful outcome that carries additional-data is a successful outcome: the
+headers are exchanged (5.3.3.5/1).
 """
 from __future__ import annotations
 
@@ -160,4 +163,23 @@ def anonymous_only(ctx: Context) -> None:
         p.serve()
     elif inits:
         p.peer.send(frame(spec.SaslOutcome(code=1)))
+    p.finish()
+
+
+@case("amqp10/5.3.3.5/client-proceeds-after-outcome-with-additional-data", role="client",
+      title="a successful sasl-outcome (code 0) that carries additional-data is still success: the client sends the AMQP header and opens",
+      clauses=("amqp10:5.3.3.5/1",))
+def outcome_with_additional_data(ctx: Context) -> None:
+    # additional-data is a field of sasl-outcome ("additional data as specified in RFC-4422"); its
+    # presence does not change the code: the dialog completed, and the headers are exchanged
+    p = _sasl(ctx, ("PLAIN", "ANONYMOUS"))
+    p.handshake(upto="sasl", sasl_outcome=frame(spec.SaslOutcome(code=0, additional_data=b"amqpspec: welcome")))
+    got = p.peer.recv(QUICK)
+    ok = header_ok(got, 0)  # type: ignore[arg-type]
+    ctx.record(ok, expected="the protocol header AMQP 0 1.0.0",
+               observed=got.summary() if hasattr(got, "summary") else f"nothing within {QUICK:g} s")
+    if ok:
+        p.peer.negotiated.amqp_header = got
+        p.handshake()
+        p.serve()
     p.finish()
