@@ -28,6 +28,7 @@ from amqpspec.peer.server091 import Listener
 
 from ._client import QUICK
 
+EXIT_USAGE = 2   # the driver contract's exit code for arguments it does not take
 IDENTITY_DIR = Path(tempfile.gettempdir()) / f"amqpspec-client-tls-{os.getuid()}"
 _identity_lock = threading.Lock()   # cases run side by side: one of them makes the files
 
@@ -65,6 +66,25 @@ def identity() -> TLSFiles:
             raise PeerError(f"no TLS identity for the playing broker: {exc}") from None
 
 
+def _accept(ctx: Context, listener: Listener, driver: DriverProcess) -> socket.socket:
+    """The client's connection; a driver that ends first without connecting either does not
+    take an amqps:// URL (a usage error, exit 2, or unsupported: the case is skipped) or failed."""
+    while True:
+        try:
+            conn, _ = listener.accept_socket(0.25)
+            return conn
+        except DeadlineExceeded:
+            pass
+        if not driver.running():
+            out = driver.wait(0.2)
+            last = out.stderr_tail.strip().splitlines()[-1:] or [out.summary()]
+            if out.returncode == EXIT_USAGE or out.unsupported:
+                raise Skip(f"the driver does not take an amqps:// URL ({last[0][:160]})")
+            raise PeerError(f"the client never connected ({out.summary()})")
+        if ctx.remaining() < 2:   # a driver may start slowly: it has all the case's time but 2 s
+            raise PeerError(f"the client never connected ({driver.wait(0.2).summary()})")
+
+
 def meet(ctx: Context, workload: str, *, hostname: str | None = None, **options: Any) -> TLSMeeting:
     """Launches the client with ``amqps://`` (at ``hostname`` instead of the listener's address
     when given) and plays the server's side of its TLS handshake."""
@@ -81,10 +101,7 @@ def meet(ctx: Context, workload: str, *, hostname: str | None = None, **options:
     ctx.transcript.event(f"launching driver {target.driver.name}: workload {workload} over amqps://"
                          + (f" (host {hostname})" if hostname else ""))
     met.driver = ctx.adopt(target.driver.launch(url, workload, options))
-    try:
-        conn, _ = listener.accept_socket(max(0.1, ctx.remaining() - 2))   # a driver may start slowly
-    except DeadlineExceeded:
-        raise PeerError(f"the client never connected ({met.finish(ctx).summary()})") from None
+    conn = _accept(ctx, listener, met.driver)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(str(files.certfile), str(files.keyfile))
 
