@@ -50,6 +50,7 @@ FAULTS = (
     "own-transfer-count", "proceed-after-auth-failure", "no-redirect", "bare-close", "sasl-as-server", "sasl-trailing",
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
     "ignore-protocol-id", "symmetric-channels", "plain-always", "strict-outcome",
+    "array-only",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -192,6 +193,9 @@ class Client:
                 self.send(frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol("PLAIN")])))
             mechs = self.read(self.timeout)
             offered = [str(m) for m in (mechs.body.sasl_server_mechanisms or [])] if isinstance(mechs, SASLFrame) else []
+            if isinstance(mechs, SASLFrame) and isinstance(mechs.body.sasl_server_mechanisms, str) \
+                    and self.bad != "array-only":   # a multiple field may hold one value, not in an array (1.4)
+                offered = [str(mechs.body.sasl_server_mechanisms)]
             if self.bad == "mechanism-external":
                 mech = "EXTERNAL"
             elif self.bad == "plain-always":   # holding a password, names PLAIN whatever was offered
