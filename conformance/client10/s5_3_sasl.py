@@ -11,7 +11,10 @@ client's next octets are the AMQP header, not a frame. A hostname given in sasl-
 open SHOULD be the same (2.7.1/3: "this field SHOULD be null or contain the same value").
 A client holding a password but offered only ANONYMOUS still chooses among what is offered
 (5.3.2/2); a successful outcome that carries additional-data is a successful outcome: the
-headers are exchanged (5.3.3.5/1).
+headers are exchanged (5.3.3.5/1); one mechanism offered as a single symbol rather than an
+array of one is offered all the same ("A single element of the type specified in the field
+description is always permitted", 1.4, part of the type system every implementation "MUST
+implement", 0.2/3).
 """
 from __future__ import annotations
 
@@ -180,6 +183,30 @@ def outcome_with_additional_data(ctx: Context) -> None:
                observed=got.summary() if hasattr(got, "summary") else f"nothing within {QUICK:g} s")
     if ok:
         p.peer.negotiated.amqp_header = got
+        p.handshake()
+        p.serve()
+    p.finish()
+
+
+@case("amqp10/5.3.2/client-reads-single-mechanism", role="client",
+      title="offered PLAIN as a single symbol (not an array: sasl-server-mechanisms is a multiple field), the client chooses PLAIN",
+      clauses=("amqp10:5.3.2/2", "amqp10:0.2/3"),
+      guideline="A single element of the type specified in the field description is always permitted.")
+def single_mechanism(ctx: Context) -> None:
+    # the type system every implementation "MUST implement" (0.2/3) lets a multiple field hold one
+    # value without an array (1.4): the mechanism offered that way is offered all the same
+    p = _sasl(ctx, ("PLAIN",))
+    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=Symbol("PLAIN"))))
+    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
+    inits = [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+    chosen = str(inits[0].mechanism) if inits else None
+    ctx.record(chosen == "PLAIN", expected="sasl-init with mechanism PLAIN (the one offered, as a single symbol)",
+               observed=f"sasl-init mechanism {chosen!r}" if inits else
+               "no sasl-init: " + obs.describe().replace("by broker", "by the client"))
+    if chosen == "PLAIN":   # on with the opening: our outcome, then headers and opens as usual
+        p.peer.send(frame(spec.SaslOutcome(code=0)))
+        p.peer.reader.expect_header()
+        p.peer.stage = "sasl"
         p.handshake()
         p.serve()
     p.finish()
