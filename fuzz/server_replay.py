@@ -104,6 +104,8 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
         end = "open"
         client_seen = 0
         expected_client = 0
+        recorded_ids: list[list[bytes]] = []     # identifiers the client chose, per recorded client frame
+        renames: dict[bytes, bytes] = {}         # recorded identifier -> the one the client chose now
         mark: int | None = None
         sent = 0
         for i, e in enumerate(entries):
@@ -113,6 +115,7 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
             if e.get("dir") == "send":          # the client's, in the recording
                 if not _heartbeat(summary):
                     expected_client += 1
+                    recorded_ids.append(_identifiers(protocol, bytes.fromhex(str(e.get("hex") or ""))))
                 continue
             if e.get("dir") != "recv":
                 continue
@@ -128,6 +131,8 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
                     break
                 received.append(item)
                 if not _is_keepalive(item):
+                    if client_seen < len(recorded_ids):
+                        _pair(recorded_ids[client_seen], _item_identifiers(item), renames, notes)
                     client_seen += 1
             watch.sample()
             if end != "open":
@@ -135,7 +140,7 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
                 break
             if i >= inject_entry >= 0 and mark is None:
                 mark = len(received)
-            data = bytes.fromhex(str(e.get("hex") or ""))
+            data = _renamed(bytes.fromhex(str(e.get("hex") or "")), renames)
             if data:
                 peer.link.send_bytes(data, summary)
                 sent += 1
@@ -179,6 +184,54 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
         if proc is not None and proc.running():
             proc.abort()
         listener.close()
+
+
+def _identifiers(protocol: str, data: bytes) -> list[bytes]:
+    """Names the client chose in one recorded frame, which the broker's frames echo: a 0-9-1
+    consumer tag (basic.consume), a 1.0 link name (attach). Libraries make them up per run
+    (a UUID), so the recorded broker octets must carry the new ones."""
+    if data.startswith(b"AMQP"):
+        return []
+    try:
+        if protocol == "1.0":
+            from amqpspec.wire.amqp10 import FrameReader as Reader10
+
+            reader: Any = Reader10(len(data) + 8, False)
+        else:
+            from amqpspec.wire.amqp091 import FrameReader as Reader091
+
+            reader = Reader091(len(data) + 8, expect_protocol_header=False)
+        reader.feed(data)
+        return _item_identifiers(reader.next())
+    except Exception:  # noqa: BLE001 - a recorded frame that does not decode names nothing
+        return []
+
+
+def _item_identifiers(item: Any) -> list[bytes]:
+    method = getattr(item, "method", None)
+    if method is not None and getattr(method, "NAME", "") == "basic.consume" and method.consumer_tag:
+        return [str(method.consumer_tag).encode("utf-8", "surrogateescape")]
+    perf = getattr(item, "performative", None)
+    if getattr(perf, "NAME", "") == "attach" and perf.name is not None:
+        return [str(perf.name).encode("utf-8", "surrogateescape")]
+    return []
+
+
+def _pair(recorded: list[bytes], live: list[bytes], renames: dict[bytes, bytes], notes: list[str]) -> None:
+    for old, new in zip(recorded, live):
+        if old == new or old in renames:
+            continue
+        if len(old) != len(new):   # a plain octet swap would break the length fields around it
+            notes.append(f"the client chose a name of another length this time ({len(old)} -> {len(new)} octets): "
+                         "the recorded frames that echo it are sent unchanged")
+            continue
+        renames[old] = new
+
+
+def _renamed(data: bytes, renames: dict[bytes, bytes]) -> bytes:
+    for old, new in renames.items():
+        data = data.replace(old, new)
+    return data
 
 
 def _stored(doc: dict[str, Any]) -> str:
