@@ -16,6 +16,12 @@ frame and returns None to let the default answer run, False when it handled the 
 True when the conversation is over. Messages are bodies put at an address beforehand
 (``preload``) or sent by the client; a message with a reply-to is answered at that address
 (the rpc workload's service) -- enough for the driver contract's workloads, not a broker.
+
+A client attach whose target is a coordinator meets a transactional resource (section 4): our
+attach back with the coordinator, credit, a declared outcome with a fresh txn-id for each declare
+(4.2), accepted for the discharge of a txn it declared and not yet discharged, rejected with
+amqp:transaction:unknown-id for any other (4.3); a case replaces that answer with ``txn_outcome``.
+Transfers carrying a transactional-state get theirs back with the outcome inside (4.4.1).
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from typing import Any, Callable
 from amqpspec.peer.amqp10 import WINDOW, performative_name
 from amqpspec.peer.server10 import ServerPeer10
 from amqpspec.peer.session10 import RECEIVER, SENDER, Delivery, Link, Receiver, Sender, Session, seq_add, session_of
-from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, SASLFrame, spec
+from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, Message, SASLFrame, Symbol, spec
 
 Handler = Callable[[AMQPFrame], "bool | None"]
 MAX_KEPT = 10_000     # frames and deliveries kept per connection (a flooding client)
@@ -77,6 +83,15 @@ class Responder10:
         self.empty_frames = 0
         self._dynamic = 0
         self._done: dict[int, int] = {}     # id(receiver) -> deliveries already handled
+        # transactions (section 4): txn-id -> "live" | "committed" | "rolled-back"
+        self.transactions: dict[bytes, str] = {}
+        self.txn_requests: list[tuple[Delivery, Any]] = []     # (delivery, Declare | Discharge | None)
+        self.coordinator_capabilities: Any = None   # our coordinator's capabilities (None: local only)
+        self.settle_transactional = True    # False: tell the transactional outcome without settling (4.4.4)
+        # a case's answer to a declare or discharge: returns the delivery state to send (settled), or
+        # the string "default" for the answer above, or None for no answer at all
+        self.txn_outcome: Callable[[Delivery, Any], Any] | None = None
+        self._txn_counter = 0
 
     # ------------------------------------------------------------------ setup by a case
     def on(self, name: str, handler: Handler) -> "Responder10":
@@ -269,6 +284,10 @@ class Responder10:
             if target is not None and getattr(target, "dynamic", False):
                 target = target.replace(address=self._dynamic_address()) if hasattr(target, "replace") else target
         link.take_attach(p)
+        if isinstance(target, spec.Coordinator) and isinstance(link, Receiver):
+            link.fields["coordinator"] = True   # the client is a transaction controller (4.1)
+            if self.coordinator_capabilities is not None:
+                target = spec.Coordinator(capabilities=self.coordinator_capabilities)
         cs.links[int(p.handle)] = link
         self._keep(self.link_log, link)
         fields: dict[str, Any] = dict(source=source, target=target, snd_settle_mode=p.snd_settle_mode,
@@ -330,6 +349,13 @@ class Responder10:
         for d in link.received[done:]:
             if len(self.deliveries) < MAX_DELIVERIES:
                 self.deliveries.append((link, d))
+            if link.fields.get("coordinator"):
+                self._coordinate(link, d)
+                continue
+            if isinstance(d.transfer.state, spec.TransactionalState):
+                self._transactional(link, d)
+                self._route(link, d)
+                continue
             if not d.transfer.settled and self.settle_deliveries and d.transfer.delivery_id is not None:
                 self.peer.send(link.disposition_frame(int(d.transfer.delivery_id), settled=True,
                                                       state=self.outcome(d)))
@@ -343,6 +369,46 @@ class Responder10:
         if self.open_window and window_used >= max(1, cs.ours.incoming_window // 2):
             cs.transfers_at_flow = cs.ours.transfers_in
             self.peer.send(cs.ours.flow_frame())
+
+    # -- transactions (section 4) ----------------------------------------------------------------
+    def _coordinate(self, link: Receiver, d: Delivery) -> None:
+        """Answers a declare or a discharge sent to our coordinator (settled: the control message
+        is done with once its outcome is told, 4.2/4.3)."""
+        request = txn_request(d)
+        if len(self.txn_requests) < MAX_KEPT:
+            self.txn_requests.append((d, request))
+        state: Any = "default"
+        if self.txn_outcome is not None:
+            state = self.txn_outcome(d, request)
+        if state == "default":
+            state = self.default_txn_outcome(request)
+        if state is not None and d.transfer.delivery_id is not None:
+            self.peer.send(link.disposition_frame(int(d.transfer.delivery_id), settled=True, state=state))
+
+    def default_txn_outcome(self, request: Any) -> Any:
+        if isinstance(request, spec.Declare):
+            self._txn_counter += 1
+            txn_id = f"amqpspec-txn-{self._txn_counter}".encode()
+            self.transactions[txn_id] = "live"
+            return spec.Declared(txn_id=txn_id)
+        if isinstance(request, spec.Discharge):
+            txn_id = _octets(request.txn_id)
+            if txn_id is not None and self.transactions.get(txn_id) == "live":
+                self.transactions[txn_id] = "rolled-back" if request.fail else "committed"
+                return spec.Accepted()
+            return spec.Rejected(error=spec.Error(condition=Symbol("amqp:transaction:unknown-id"),
+                                                  description="no live transaction with this txn-id"))
+        return spec.Rejected(error=spec.Error(condition=Symbol("amqp:decode-error"),
+                                              description="neither a declare nor a discharge"))
+
+    def _transactional(self, link: Receiver, d: Delivery) -> None:
+        """A transfer posted in a transaction: its provisional outcome, in the transaction (4.4.1)."""
+        state = d.transfer.state
+        if d.transfer.settled or d.transfer.delivery_id is None or not self.settle_deliveries:
+            return
+        outcome = self.outcome(d)
+        self.peer.send(link.disposition_frame(int(d.transfer.delivery_id), settled=self.settle_transactional,
+                                              state=spec.TransactionalState(txn_id=state.txn_id, outcome=outcome)))
 
     def _route(self, link: Receiver, d: Delivery) -> None:
         """Keeps the message at its address; a request with reply-to is answered there."""
@@ -392,6 +458,22 @@ class Responder10:
         self._keep(self.stray, what)
 
 
+def txn_request(d: Delivery) -> Any:
+    """The declare or discharge a coordinator's delivery holds (an amqp-value), else None."""
+    try:
+        body = d.message().body
+    except Exception:  # noqa: BLE001 - an undecodable control message is answered as neither
+        return None
+    value = getattr(body, "value", None) if isinstance(body, spec.AmqpValue) else None
+    return value if isinstance(value, (spec.Declare, spec.Discharge)) else None
+
+
+def _octets(value: Any) -> bytes | None:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    return None
+
+
 def _sender_address(sender: Link) -> str | None:
     """The address a link of ours sends from: the one we gave a dynamic source, else the client's."""
     return _address(sender.fields.get("our_source")) or \
@@ -403,4 +485,4 @@ def _address(terminus: Any) -> str | None:
     return None if address is None else str(address)
 
 
-__all__ = ["Responder10", "ClientSession", "CREDIT", "WINDOW"]
+__all__ = ["Responder10", "ClientSession", "CREDIT", "WINDOW", "txn_request"]

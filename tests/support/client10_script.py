@@ -51,6 +51,9 @@ FAULTS = (
     "redirect-keep-hostname", "no-verify", "no-sni", "no-scram", "strict-doff", "whole-reads", "reset-after-sasl",
     "ignore-protocol-id", "symmetric-channels", "plain-always", "strict-outcome",
     "array-only",
+    # transactions (section 4, tests/unit/test_client10_tx_cases.py)
+    "settled-declare", "no-rejected-outcome", "no-txn-state", "txn-first-frame-only", "global-id",
+    "no-settle-after-discharge",
 )
 MIN_IDLE = 0.1   # seconds: a smaller idle-time-out from the server is refused (2.7.1/10)
 HANDLE_MAX = 100
@@ -105,6 +108,7 @@ class Client:
         self.deliveries: list[Any] = []                    # (handle, body, delivery-id, settled)
         self.partial: dict[int, tuple[Any, bytearray]] = {}
         self.settled_ids: set[int] = set()
+        self.states: dict[int, Any] = {}                   # delivery-id -> the state the server told
         self.ended = False
         self.redelivered: dict[Any, bool] = {}            # delivery-id -> the header's delivery-count > 0
         self.hostname = "localhost"     # what open and sasl-init name (a redirect's hostname once followed)
@@ -318,9 +322,12 @@ class Client:
                                                      handle_max=HANDLE_MAX)))
         self.until(lambda f: self.remote_begin is not None)
 
-    def attach(self, role: bool, address: str | None, *, dynamic: bool = False) -> int:
+    def attach(self, role: bool, address: str | None, *, dynamic: bool = False, coordinator: bool = False) -> int:
         handle = len(self.links) + (5 if self.bad == "handle-5" else 0)
         source = spec.Source(address=address) if role == RECEIVER else spec.Source()
+        if coordinator:   # a control link that allows the rejected outcome (4.2)
+            outcomes = ("accepted",) if self.bad == "no-rejected-outcome" else ("accepted", "rejected")
+            source = spec.Source(outcomes=[Symbol(f"amqp:{o}:list") for o in outcomes])
         if role == RECEIVER and not dynamic:   # the outcomes it may choose (3.5.3: outcomes, default-outcome)
             source = spec.Source(address=address, outcomes=[Symbol(f"amqp:{o}:list") for o in OUTCOMES],
                                  default_outcome=spec.Modified(delivery_failed=True))
@@ -335,6 +342,8 @@ class Client:
                 if self.bad != "bad-node-properties" else {Symbol("lifetime-policy"): Symbol("delete-on-close"),
                                                          Symbol("supported-dist-modes"): Symbol("everywhere")}
         target = spec.Target(address=address) if role == SENDER else spec.Target()
+        if coordinator:
+            target = spec.Coordinator(capabilities=[Symbol("amqp:local-transactions")])
         if role == SENDER and self.bad == "dnp-without-dynamic":   # node properties, no dynamic node asked for
             target = spec.Target(address=address, dynamic_node_properties={Symbol("supported-dist-modes"): Symbol("move")})
         self.links[handle] = dict(role=role, remote=None, credit=0, dc=0, remote_dc=None, drain=False, name=f"l{handle}",
@@ -456,6 +465,8 @@ class Client:
             last = int(p.last) if p.last is not None else first
             if p.settled:
                 self.settled_ids.update(range(first, last + 1))
+            if bool(p.role) == RECEIVER and p.state is not None:
+                self.states.update({i: p.state for i in range(first, last + 1)})
 
     def redirected(self, p: Any) -> bool:
         """A close with amqp:connection:redirect: answered, then the client connects where its info
@@ -698,7 +709,9 @@ class Client:
         raise Done(1)
 
     # -- sending -----------------------------------------------------------------------------
-    def transfer(self, handle: int, message: Message, n: int) -> int:
+    def transfer(self, handle: int, message: Message, n: int, *, state: Any = None, settled: bool = False) -> int:
+        """Sends one delivery (``n`` 0: a control message, no published event); ``state`` goes on
+        every frame of it (4.4.1: all frames of a transactional delivery name the transaction)."""
         lk = self.links[handle]
         if self.bad != "ignore-credit":
             self.until(lambda f: lk["credit"] > 0 or lk["detached"])
@@ -721,14 +734,17 @@ class Client:
         did = self.next_delivery_id
         tag = b"x" if self.bad == "same-tag" else None if self.bad == "no-tag" else f"t{did}".encode()
         limit = 1 << 20 if self.bad == "ignore-max-frame" else self.remote_max_frame
-        presettled = self.bad == "settle-in-unsettled-mode"   # against the unsettled mode it attached with
+        presettled = self.bad == "settle-in-unsettled-mode" or settled
         if presettled:
             self.settled_ids.add(did)
         frames = transfer_frames(self.channel, spec.Transfer(handle=handle, delivery_id=did, delivery_tag=tag,
                                                              message_format=0, settled=presettled,
                                                              state=spec.Received(section_number=0, section_offset=0)
-                                                             if self.bad == "received-state" else None),
+                                                             if self.bad == "received-state" else state),
                                  message.encode(), limit)
+        if state is not None and self.bad != "txn-first-frame-only":
+            frames = [frames[0]] + [AMQPFrame(f.channel, f.performative.replace(state=state), f.payload)
+                                    for f in frames[1:]]
         lk["pending"] = max(0, lk["pending"] - 1)
         self.send(*frames)
         self.next_delivery_id += 1
@@ -736,7 +752,8 @@ class Client:
         self.remote_window -= len(frames)
         lk["dc"] += 1
         lk["credit"] -= 1
-        emit("published", n=n)
+        if n:
+            emit("published", n=n)
         return did
 
     def message(self, body: str, **props: Any) -> Message:
@@ -769,6 +786,44 @@ class Client:
         emit("closed", by="client")
 
 
+def tx(c: Client, address: str, body: str, count: int, rollback: bool) -> None:
+    """The tx workload: declare on a coordinator link, send in the transaction, discharge."""
+    ctl = c.attach(SENDER, None, coordinator=True)
+    declare = spec.Declare(global_id=b"amqpspec-gtrid" if c.bad == "global-id" else None)
+    did = c.transfer(ctl, Message(body=declare), 0, settled=c.bad == "settled-declare")
+    c.until(lambda f: did in c.states)
+    if not isinstance(c.states[did], spec.Declared):
+        emit("error", type="TransactionDeclareFailed", message=str(c.states[did])[:100])
+        c.close()
+        raise Done(1)
+    txn = bytes(c.states[did].txn_id)
+    h = c.attach(SENDER, address)
+    c.links[h]["pending"] = count
+    ids = []
+    for n in range(1, count + 1):
+        state = None if c.bad == "no-txn-state" else spec.TransactionalState(txn_id=txn)
+        ids.append(c.transfer(h, c.message(body), n, state=state))
+    c.until(lambda f: all(i in c.states for i in ids))
+    for n, i in enumerate(ids, 1):
+        outcome = getattr(c.states[i], "outcome", c.states[i])
+        emit("confirmed", n=n, ack=isinstance(outcome, spec.Accepted))
+    dis = c.transfer(ctl, Message(body=spec.Discharge(txn_id=txn, fail=rollback)), 0)
+    c.until(lambda f: dis in c.states)
+    if isinstance(c.states[dis], spec.Rejected):
+        emit("error", type="TransactionRollback", message=str(c.states[dis])[:100])
+        c.close()
+        raise Done(1)
+    emit("rolled-back" if rollback else "committed")
+    unsettled = [i for i in ids if i not in c.settled_ids]
+    if unsettled and c.bad != "no-settle-after-discharge":   # 4.4.4: settled once discharged
+        c.send(AMQPFrame(c.channel, spec.Disposition(role=SENDER, first=min(unsettled), last=max(unsettled),
+                                                     settled=True)))
+    for handle in (h, ctl):
+        c.send(AMQPFrame(c.channel, spec.Detach(handle=handle, closed=True)))
+        c.links[handle]["detached"] = True   # the server's detach is the answer, not one to answer
+        c.until(lambda f: isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach")
+
+
 def run(url: str, workload: str, opts: dict[str, str]) -> int:
     c = Client(url, opts)
     count = int(opts.get("count", "1"))
@@ -797,6 +852,9 @@ def run(url: str, workload: str, opts: dict[str, str]) -> int:
             c.until(lambda f: False, 0.3)
             c.send(AMQPFrame(c.channel, spec.Detach(handle=h, closed=True)))
             c.until(lambda f: c.links[h]["detached"] or (isinstance(f, AMQPFrame) and getattr(f.performative, "NAME", "") == "detach"))
+        elif workload == "tx":
+            c.begin()
+            tx(c, address, body, count, opts.get("rollback", "false") == "true")
         elif workload in ("receive", "rpc"):
             c.begin()
             if workload == "rpc":

@@ -1,0 +1,54 @@
+"""The AMQP 1.0 client cases of section 4 (transactions) can fail: as in test_client10_cases.py,
+each passes with the correct scripted client (tests/support/client10_script.py, its ``tx``
+workload) and gets its failing verdict with the one fault it looks for.
+
+The runner and the scripted driver are those of test_client10_cases.py (imported, not copied).
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from amqpspec.case import discover
+
+from tests.unit.test_client10_cases import _run
+
+#: case id (without "amqp10/") -> (the fault that breaks its rule, the verdict it then gets)
+TX_FAULTS: dict[str, tuple[str, str]] = {
+    "4.2/client-declare-unsettled": ("settled-declare", "failed"),
+    "4.2/client-control-link-allows-rejected": ("no-rejected-outcome", "warning"),
+    "4.4.1/client-transfers-carry-txn-id": ("no-txn-state", "failed"),
+    "4.4.1/client-split-delivery-one-transaction": ("txn-first-frame-only", "failed"),
+    "4.5.2/client-no-global-id": ("global-id", "failed"),
+    "4.4.4/client-settles-after-discharge": ("no-settle-after-discharge", "warning"),
+}
+
+
+@pytest.fixture(scope="module")
+def tx_verdicts() -> dict[tuple[str, str | None], Any]:
+    jobs = [(f"amqp10/{cid}", None) for cid in TX_FAULTS] + \
+           [(f"amqp10/{cid}", f) for cid, (f, _) in TX_FAULTS.items()]
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(lambda job: _run(*job), jobs))
+    return dict(zip(jobs, results))
+
+
+def test_every_case_here_exists() -> None:
+    ids = {c.id.removeprefix("amqp10/") for c in discover("1.0", role="client")}
+    assert set(TX_FAULTS) <= ids, f"stale: {set(TX_FAULTS) - ids}"
+
+
+@pytest.mark.parametrize("case_id", sorted(TX_FAULTS))
+def test_case_passes_a_correct_client(tx_verdicts: dict, case_id: str) -> None:
+    r = tx_verdicts[(f"amqp10/{case_id}", None)]
+    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+
+
+@pytest.mark.parametrize("case_id", sorted(TX_FAULTS))
+def test_case_fails_a_client_breaking_its_rule(tx_verdicts: dict, case_id: str) -> None:
+    fault, expected = TX_FAULTS[case_id]
+    r = tx_verdicts[(f"amqp10/{case_id}", fault)]
+    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
+                                        f"{r.evidence.get('observed', '')}"
