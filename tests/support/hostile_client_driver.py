@@ -3,7 +3,7 @@
 Run as a driver (``hostile_client_driver.py URL WORKLOAD mode=MODE``): it connects, sends the
 AMQP 0-9-1 protocol header, reads the server's first octets, and then, by ``mode``: ``signal``
 dies by SIGSEGV, ``exception`` raises an uncaught exception (a traceback), ``hang`` sleeps past
-any deadline, ``memory`` holds some 200 MB for two seconds before ending well, ``ok`` ends
+any deadline, ``memory`` holds some 200 MB for 1.5 seconds before ending well, ``ok`` ends
 well (exit 0 after done), ``flood`` writes octets without end (valid heartbeat frames, then
 garbage), ``noread`` never reads again and keeps the socket open. A test fixture, never a client
 in a verdict.
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
         hog = bytearray(200 << 20)
         for i in range(0, len(hog), 4096):
             hog[i] = 1
-        time.sleep(2.0)
+        time.sleep(1.5)
         del hog
     sock.close()
     emit("closed", by="client")
