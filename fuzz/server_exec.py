@@ -50,12 +50,13 @@ class ExecutorBase:
         listener = Listener(self.host, 0)
         proc: DriverProcess | None = None
         peer: Any = None
+        watch: RssWatch | None = None
         try:
             options = self.options(example)
             transcript.event(f"launching driver {self.driver.name}: workload {example.workload} "
                              + " ".join(f"{k}={v}" for k, v in options.items()))
             proc = self.driver.launch(listener.url("guest", password), example.workload, options)
-            watch = RssWatch(proc.proc.pid)
+            watch = RssWatch(proc.proc.pid).start()
             try:
                 conn, addr = listener.accept_socket(max(0.1, deadline - time.monotonic() - 1.0))
             except PeerError as exc:
@@ -71,6 +72,8 @@ class ExecutorBase:
                 return Run(out, self.observation([], "open", None), False, rss_peak=watch.peak,
                            notes=[str(exc)]), transcript
         finally:
+            if watch is not None:
+                watch.stop()
             if peer is not None:
                 peer.close()
             if proc is not None and proc.running():

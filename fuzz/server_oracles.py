@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,11 +156,30 @@ def judge(run: Run, expect: Expect | None, rss_limit: int, protocol: str = "0-9-
 
 class RssWatch:
     """Peak resident set size of a driver: its process and every process of its session (the
-    driver runs in a session of its own, so an interpreter a script started counts too)."""
+    driver runs in a session of its own, so an interpreter a script started counts too),
+    sampled by a thread of its own every ``every`` seconds while the example runs (the
+    conversation may block in one long read) and by :meth:`sample` at the serve loop's steps."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, every: float = 0.1) -> None:
         self.pid = pid
         self.peak = 0
+        self.every = every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "RssWatch":
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="driver-rss")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1.0)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
 
     def sample(self) -> int:
         total = 0

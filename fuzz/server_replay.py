@@ -89,11 +89,12 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
     deadline = time.monotonic() + deadline_s + 4.0
     listener = Listener("127.0.0.1", 0)
     proc: DriverProcess | None = None
+    watch: RssWatch | None = None
     peer = None
     notes: list[str] = []
     try:
         proc = driver.launch(listener.url("guest", password), str(server["workload"]), options)
-        watch = RssWatch(proc.proc.pid)
+        watch = RssWatch(proc.proc.pid).start()
         try:
             conn, addr = listener.accept_socket(max(0.1, deadline - time.monotonic() - 1.0))
         except PeerError as exc:
@@ -179,6 +180,8 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
             sorted(verdict.clauses) == sorted(doc["signature"].get("clauses") or [])
         return ReplayResult(same, stored, observed, verdict.reason or obs.describe(), notes, sent)
     finally:
+        if watch is not None:
+            watch.stop()
         if peer is not None:
             peer.close()
         if proc is not None and proc.running():
