@@ -9,8 +9,10 @@ transaction). What binds the controller, and what the wire shows of it:
   the outcome of the declare" -- the transfer carrying it has settled unset or false.
 - 4.2/7: controllers "SHOULD establish a control link that allows the rejected outcome" -- the
   source of the client's attach to the coordinator lists amqp:rejected:list among its outcomes.
-  The outcomes field absent means the source's defaults, which the text leaves to the
-  implementation (3.5.3), so only an explicit list naming rejected shows the link allows it.
+  Of a source without outcomes, 3.5.3 says "the default-outcome will be assumed for all message
+  transfers (if the default-outcome is not set, and no outcomes are provided, then the accepted
+  outcome MUST be supported by the source)": such a link allows rejected only when its
+  default-outcome is rejected; with neither, accepted is all it promises.
 - 4.4.1/1: a transfer the controller associates with the transaction carries a
   transactional-state with "the appropriate transaction identifier": the txn-id we declared.
 - 4.4.1/2: a delivery split over several transfer frames: "all frames MUST be explicitly
@@ -97,8 +99,10 @@ def control_link_allows_rejected(ctx: Context) -> None:
     source = coordinator.remote.source
     outcomes = getattr(source, "outcomes", None)
     listed = [str(o) for o in (outcomes if isinstance(outcomes, (list, tuple)) else [outcomes] if outcomes else [])]
-    ctx.record("amqp:rejected:list" in listed, expected="source outcomes naming amqp:rejected:list",
-               observed=f"source outcomes {listed or 'absent'}")
+    default = getattr(source, "default_outcome", None)
+    allows = "amqp:rejected:list" in listed or (not listed and isinstance(default, spec.Rejected))
+    ctx.record(allows, expected="source outcomes naming amqp:rejected:list (or none, with default-outcome rejected)",
+               observed=f"source outcomes {listed or 'absent'}, default-outcome {default or 'absent'}")
     p.finish()
 
 

@@ -17,8 +17,9 @@ from proton import Message, ProtonException, Timeout
 from proton.utils import BlockingConnection, ConnectionClosed, LinkDetached, SendException, SyncRequestResponse
 
 OPTIONS: dict[str, str | None] = {"queue": "amqpspec-q", "address": None, "count": "1", "body": "hello",
-                                  "ack": "true", "credit": None, "timeout": "5", "heartbeat": None}
-WORKLOADS = ("connect", "send", "receive", "rpc", "idle")
+                                  "ack": "true", "credit": None, "timeout": "5", "heartbeat": None,
+                                  "rollback": "false"}
+WORKLOADS = ("connect", "send", "receive", "rpc", "idle", "tx")
 SECRETS: list[str] = []
 OPEN: list[BlockingConnection] = []    # the connection, closed on the way out as a user's finally: would
 
@@ -78,6 +79,11 @@ def run(url: str, workload: str, opts: dict[str, str | None]) -> int:
     address = str(opts["address"])
     body = str(opts["body"])
     heartbeat = None if opts["heartbeat"] in (None, "") else float(str(opts["heartbeat"]))
+    if workload == "tx":
+        from tx import run_tx   # proton's transactions live in its event API (Container), not BlockingConnection
+
+        return run_tx(url, address, body, count, timeout, heartbeat,
+                      rollback=str(opts["rollback"]).lower() in ("1", "true", "yes"), emit=emit)
     conn = BlockingConnection(url, timeout=timeout, heartbeat=heartbeat, reconnect=False)
     OPEN.append(conn)
     emit("connected")
