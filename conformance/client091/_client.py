@@ -9,10 +9,10 @@ from amqpspec.client.session import Play, play
 from amqpspec.peer.amqp091 import Observation
 from amqpspec.peer.base import PeerError
 from amqpspec.verify import Verifier
-from amqpspec.wire.amqp091 import MethodFrame
+from amqpspec.wire.amqp091 import MethodFrame, spec
 
 __all__ = ["Play", "open_conversation", "unmet", "check", "error_closes", "describe_errors", "needs_driver", "after",
-           "methods_after", "QUICK"]
+           "methods_after", "stopped_on_open", "QUICK"]
 
 QUICK = 2.0   # seconds to watch for a reaction that should come at once
 
@@ -71,3 +71,24 @@ def unmet(what: str, obs: Observation) -> NoReturn:
     """The client never reached the case's starting point (the workload did not do what the
     case needs): the case cannot decide -- an error, never a verdict on the client."""
     raise PeerError(f"{what} did not happen; observed {obs.describe()}")
+
+
+def stopped_on_open(p: Play) -> tuple[Observation, int]:
+    """Answers the client's first channel.open with open-ok and, at once, channel.flow(active=false),
+    before the workload can send content on it (other channels get the default answer); serves
+    until the client's flow-ok (or QUICK). Returns what was seen and the stopped channel."""
+    stopped: list[int] = []
+
+    def open_stopped(frame: MethodFrame) -> bool:
+        if stopped:
+            return None  # type: ignore[return-value]  # other channels: the default answer
+        p.responder.open_channels.add(frame.channel)
+        p.peer.send(MethodFrame(frame.channel, spec.ChannelOpenOk()), MethodFrame(frame.channel, spec.ChannelFlow(False)))
+        stopped.append(frame.channel)
+        return False
+
+    p.responder.on("channel.open", open_stopped)
+    answer = p.serve(QUICK, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "channel.flow-ok")
+    if not stopped:
+        unmet("channel.open", answer)
+    return answer, stopped[0]

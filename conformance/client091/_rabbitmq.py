@@ -1,12 +1,12 @@
 """What the cases of RabbitMQ's server-sent extensions share: the capability a client must
-announce before the server may send it the method."""
+announce before the server may send it the method, and a connection blocked from its open."""
 from __future__ import annotations
 
-from amqpspec.case import Skip
-from amqpspec.client.session import Play
-from amqpspec.wire.amqp091 import to_plain
+from amqpspec.case import Context, Skip
+from amqpspec.client.session import Play, play
+from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
-__all__ = ["announced"]
+__all__ = ["announced", "blocked_at_open"]
 
 
 def announced(p: Play, capability: str) -> None:
@@ -17,3 +17,15 @@ def announced(p: Play, capability: str) -> None:
     if not (isinstance(caps, dict) and caps.get(capability)):
         p.finish(0.3)
         raise Skip(f"the client does not announce capabilities.{capability}: the server must not send it")
+
+
+def blocked_at_open(ctx: Context, workload: str, count: int) -> Play:
+    """The client connected and told, with its open-ok, that the connection is blocked (skipped
+    unless it announced ``capabilities.connection.blocked``)."""
+    p = play(ctx, workload, count=count, body="blocked")
+    p.handshake(upto="tune-ok")
+    announced(p, "connection.blocked")
+    # blocked right behind open-ok: the client reads it before it can publish anything
+    p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
+                + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())
+    return p

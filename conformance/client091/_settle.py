@@ -2,13 +2,29 @@
 settlements, and the judgement of a workload that processes every message it is given."""
 from __future__ import annotations
 
+from typing import Callable
+
 from amqpspec.case import Context
+from amqpspec.client.session import Play
 from amqpspec.peer.amqp091 import Observation
 from amqpspec.wire.amqp091 import MethodFrame
 
-from ._client import unmet
+from ._client import open_conversation, unmet
 
-__all__ = ["settled_twice", "no_turning_away"]
+__all__ = ["settled_twice", "no_turning_away", "serve_preloaded", "BODIES"]
+
+BODIES = ["one", "two", "three"]
+
+
+def serve_preloaded(ctx: Context, workload: str, count: int, ack: bool,
+                    judge: Callable[[Play, Observation], None]) -> None:
+    """Runs ``workload`` (consume, get) for ``count`` messages, with exactly that many waiting
+    in its queue, then lets ``judge`` read what the client did with them."""
+    p = open_conversation(ctx, workload, count=count, ack=ack)
+    p.responder.preload("amqpspec-q", BODIES[:count])
+    obs = p.serve()
+    judge(p, obs)
+    p.finish()
 
 
 def settled_twice(acks: list[tuple[int, MethodFrame]], already: set[tuple[int, int]],

@@ -22,11 +22,10 @@ from amqpspec.case import Context, case
 from amqpspec.peer.amqp091 import Observation
 
 from ._client import open_conversation, unmet
-from ._settle import no_turning_away, settled_twice
+from ._settle import no_turning_away, serve_preloaded, settled_twice
 
 ONCE = ("amqp091:basic.ack.multiple/exists",)
 NOT_SELECTING = ("amqp091:basic.reject/03",)
-BODIES = ["one", "two", "three"]
 
 
 def _ledger(ctx: Context, p, obs: Observation, *, no_ack: bool) -> None:  # type: ignore[no-untyped-def]
@@ -49,66 +48,42 @@ def _ledger(ctx: Context, p, obs: Observation, *, no_ack: bool) -> None:  # type
       title="three consumed deliveries are each acknowledged once, never twice",
       clauses=ONCE)
 def acks_delivery_once(ctx: Context) -> None:
-    p = open_conversation(ctx, "consume", count=3, ack=True)
-    p.responder.preload("amqpspec-q", BODIES)
-    obs = p.serve()
-    _ledger(ctx, p, obs, no_ack=False)
-    p.finish()
+    serve_preloaded(ctx, "consume", 3, True, lambda p, obs: _ledger(ctx, p, obs, no_ack=False))
 
 
 @case("amqp091/basic.ack/client-acks-each-get-once", role="client",
       title="two messages fetched with basic.get are each acknowledged once, never twice",
       clauses=ONCE)
 def acks_get_once(ctx: Context) -> None:
-    p = open_conversation(ctx, "get", count=2, ack=True)
-    p.responder.preload("amqpspec-q", BODIES[:2])
-    obs = p.serve()
-    _ledger(ctx, p, obs, no_ack=False)
-    p.finish()
+    serve_preloaded(ctx, "get", 2, True, lambda p, obs: _ledger(ctx, p, obs, no_ack=False))
 
 
 @case("amqp091/basic.ack/client-no-ack-for-no-ack-consumer", role="client",
       title="deliveries to a no-ack consumer (already acknowledged) are not acknowledged again",
       clauses=ONCE)
 def no_ack_consumer(ctx: Context) -> None:
-    p = open_conversation(ctx, "consume", count=2, ack=False)
-    p.responder.preload("amqpspec-q", BODIES[:2])
-    obs = p.serve()
-    _ledger(ctx, p, obs, no_ack=True)
-    p.finish()
+    serve_preloaded(ctx, "consume", 2, False, lambda p, obs: _ledger(ctx, p, obs, no_ack=True))
 
 
 @case("amqp091/basic.ack/client-no-ack-for-no-ack-get", role="client",
       title="messages fetched with basic.get no-ack (already acknowledged) are not acknowledged again",
       clauses=ONCE)
 def no_ack_get(ctx: Context) -> None:
-    p = open_conversation(ctx, "get", count=2, ack=False)
-    p.responder.preload("amqpspec-q", BODIES[:2])
-    obs = p.serve()
-    _ledger(ctx, p, obs, no_ack=True)
-    p.finish()
+    serve_preloaded(ctx, "get", 2, False, lambda p, obs: _ledger(ctx, p, obs, no_ack=True))
 
 
 @case("amqp091/basic.reject/client-rejects-no-consumed-message", role="client",
       title="a consumer given exactly the three messages it asks for rejects none of them",
       clauses=NOT_SELECTING)
 def rejects_no_consumed(ctx: Context) -> None:
-    p = open_conversation(ctx, "consume", count=3, ack=True)
-    p.responder.preload("amqpspec-q", BODIES)
-    obs = p.serve()
-    no_turning_away(ctx, p, obs, "basic.reject")
-    p.finish()
+    serve_preloaded(ctx, "consume", 3, True, lambda p, obs: no_turning_away(ctx, p, obs, "basic.reject"))
 
 
 @case("amqp091/basic.reject/client-rejects-no-fetched-message", role="client",
       title="two messages fetched with basic.get to be processed are not rejected",
       clauses=NOT_SELECTING)
 def rejects_no_fetched(ctx: Context) -> None:
-    p = open_conversation(ctx, "get", count=2, ack=True)
-    p.responder.preload("amqpspec-q", BODIES[:2])
-    obs = p.serve()
-    no_turning_away(ctx, p, obs, "basic.reject")
-    p.finish()
+    serve_preloaded(ctx, "get", 2, True, lambda p, obs: no_turning_away(ctx, p, obs, "basic.reject"))
 
 
 @case("amqp091/basic.ack/client-no-ack-for-rpc-reply", role="client",

@@ -14,7 +14,7 @@ import time
 from amqpspec.case import Context, case
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._client import QUICK, open_conversation, unmet
+from ._client import QUICK, open_conversation, stopped_on_open, unmet
 
 REPLY_CODE = "The reply code. The AMQ reply codes are defined as constants at the start of this formal specification."
 USABLE = "Specifies highest channel number that the server permits.  Usable channel numbers are in the range 1..channel-max."
@@ -109,21 +109,7 @@ def holds_content_while_stopped(ctx: Context) -> None:
     A client that never answers is watched from two seconds after our flow: by then it has
     had time to stop. Then we restart the flow and let the workload end."""
     p = open_conversation(ctx, "publish", count=FLOW_COUNT, body="f" * 256)
-    stopped: list[int] = []
-
-    def open_stopped(frame: MethodFrame) -> bool:
-        if stopped:
-            return None  # type: ignore[return-value]  # other channels: the default answer
-        p.responder.open_channels.add(frame.channel)
-        p.peer.send(MethodFrame(frame.channel, spec.ChannelOpenOk()), MethodFrame(frame.channel, spec.ChannelFlow(False)))
-        stopped.append(frame.channel)
-        return False
-
-    p.responder.on("channel.open", open_stopped)
-    answer = p.serve(QUICK, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "channel.flow-ok")
-    if not stopped:
-        unmet("channel.open", answer)
-    ch = stopped[0]
+    answer, ch = stopped_on_open(p)
     oks = answer.methods("channel.flow-ok", ch)
     before = len(answer.methods("basic.publish", ch))
     if before >= FLOW_COUNT:

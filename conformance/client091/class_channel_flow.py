@@ -12,7 +12,7 @@ from __future__ import annotations
 from amqpspec.case import Context, case
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._client import QUICK, open_conversation, unmet
+from ._client import QUICK, open_conversation, stopped_on_open, unmet
 
 FLOW_ACTIVE = "If 1, the peer starts sending content frames. If 0, the peer stops sending content frames."
 COUNT = 10
@@ -24,21 +24,7 @@ COUNT = 10
       guideline=FLOW_ACTIVE)
 def resumes_after_restart(ctx: Context) -> None:
     p = open_conversation(ctx, "publish", count=COUNT, body="r" * 64)
-    stopped: list[int] = []
-
-    def open_stopped(frame: MethodFrame) -> bool:
-        if stopped:
-            return None  # type: ignore[return-value]  # other channels: the default answer
-        p.responder.open_channels.add(frame.channel)
-        p.peer.send(MethodFrame(frame.channel, spec.ChannelOpenOk()), MethodFrame(frame.channel, spec.ChannelFlow(False)))
-        stopped.append(frame.channel)
-        return False
-
-    p.responder.on("channel.open", open_stopped)
-    answer = p.serve(QUICK, stop=lambda f: isinstance(f, MethodFrame) and f.method.NAME == "channel.flow-ok")
-    if not stopped:
-        unmet("channel.open", answer)
-    ch = stopped[0]
+    answer, ch = stopped_on_open(p)
     pause = p.serve(QUICK / 4)
     before = len(answer.methods("basic.publish", ch)) + len(pause.methods("basic.publish", ch))
     if before >= COUNT or answer.closed or pause.closed:

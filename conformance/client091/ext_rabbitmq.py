@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import time
 
-from amqpspec.case import Context, Skip, case
+from amqpspec.case import Context, case
 from amqpspec.verify import ChannelException
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from amqpspec.client.session import play
-
 from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
-from ._rabbitmq import announced
+from ._confirm import hears, no_exception, sending, serve_confirms, three_outstanding
+from ._rabbitmq import announced, blocked_at_open
 
 NACK_HANDLED = ("rabbitmq091:basic.nack/04",)
 NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
@@ -45,14 +44,8 @@ MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and including", 
       title="a nack for the first of two confirmed publishes raises no exception and reaches the application",
       clauses=NACK_HANDLED)
 def takes_nack(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=2)
-    p.responder.confirm_ack = lambda seq: seq != 1
-    obs = p.serve()
-    if not p.responder.publish_seq:
-        unmet("publishes on a confirm channel", obs)
-    errors = error_closes(obs)
-    ctx.record(not errors, what="no exception for the nack", expected="no channel or connection exception",
-               observed=describe_errors(errors))
+    p, obs = serve_confirms(ctx, 2, lambda p: lambda seq: seq != 1)
+    no_exception(ctx, "no exception for the nack", obs)
     if p.driver is not None:
         out = needs_driver(p)
         nacked = [e for e in out.named("confirmed") if e.get("ack") is False]
@@ -64,16 +57,11 @@ def takes_nack(ctx: Context) -> None:
       title="confirms held back 1.5 s are awaited, with no exception",
       clauses=NO_TIMING)
 def waits_for_late_confirms(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=2)
-
     def late(seq: int) -> bool:
         time.sleep(HOLD_S)
         return True
 
-    p.responder.confirm_ack = late
-    obs = p.serve()
-    if not p.responder.publish_seq:
-        unmet("publishes on a confirm channel", obs)
+    p, obs = serve_confirms(ctx, 2, lambda p: late)
     errors = error_closes(obs)
     closed_early = obs.end in ("fin", "rst") and not obs.methods("connection.close")
     ctx.record(not errors and not closed_early, expected="the client waits for the confirms and closes normally",
@@ -104,12 +92,7 @@ def takes_server_cancel(ctx: Context) -> None:
       title="after connection.blocked (client announced connection.blocked) nothing is published until unblocked",
       guideline=BLOCKED)
 def holds_publishes(ctx: Context) -> None:
-    p = play(ctx, "publish", count=3, body="blocked")
-    p.handshake(upto="tune-ok")
-    announced(p, "connection.blocked")
-    # blocked right behind open-ok: the client reads it before it can publish anything
-    p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
-                + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())
+    p = blocked_at_open(ctx, "publish", 3)
     blocked_at = time.monotonic()
     during = p.serve(HOLD_S)
     published = [f for f in during.methods("basic.publish")]
@@ -128,17 +111,9 @@ def rejects_unknown_nack(ctx: Context) -> None:
     """The extended XML's basic.nack is sent by the server in confirm mode, and its rule binds
     "the receiving peer": a non-zero delivery-tag must refer to an unacknowledged, delivered
     (here: published) message, else a channel exception (on-failure precondition-failed)."""
-    p = open_conversation(ctx, "confirm", count=1)
-
-    def stray_nack_first(seq: int) -> bool:
-        ch = p.responder.contents[-1].channel
-        p.peer.send(MethodFrame(ch, spec.BasicNack(99, False, False)))
-        return True
-
-    p.responder.confirm_ack = stray_nack_first
-    obs = p.serve(QUICK * 2)
-    if not p.responder.publish_seq:
-        unmet("a publish on a confirm channel", obs)
+    # the stray nack goes first, then the responder's ack of the real publish
+    p, obs = serve_confirms(ctx, 1, lambda p: sending(p, lambda seq: (spec.BasicNack(99, False, False),), then=True),
+                            QUICK * 2)
     check(ctx, obs, ChannelException(406))
     p.finish()
 
@@ -148,27 +123,8 @@ def rejects_unknown_nack(ctx: Context) -> None:
       guideline=MULTIPLE)
 def takes_multiple_ack(ctx: Context) -> None:
     p = open_conversation(ctx, "confirm", count=3)
-
-    def one_ack_for_all(seq: int) -> bool | None:
-        if seq < 3:
-            return None
-        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicAck(3, True)))
-        return None
-
-    p.responder.confirm_ack = one_ack_for_all
-    first = p.serve(QUICK * 1.5, stop=lambda f: len(p.responder.contents) >= 3)
-    if len(p.responder.contents) < 3:
-        if p.responder.contents:  # it waits for each confirm before the next publish
-            p.finish(0.3)
-            raise Skip("the client publishes the next message only after the previous one is confirmed: "
-                       "no single ack can cover several of its messages")
-        unmet("three publishes on a confirm channel", first)
+    first, ch = three_outstanding(p, "no single ack can cover several of its messages")
+    p.peer.send(MethodFrame(ch, spec.BasicAck(3, True)))
     obs = p.serve()
-    errors = error_closes(first) + error_closes(obs)
-    ctx.record(not errors, what="no exception for the multiple ack", expected="no channel or connection exception",
-               observed=describe_errors(errors), guideline=MULTIPLE)
-    if p.driver is not None:
-        out = needs_driver(p)
-        acked = {e.get("n") for e in out.named("confirmed") if e.get("ack") is True}
-        ctx.record(acked >= {1, 2, 3}, what="the application hears all three confirmed",
-                   expected="confirmed events n=1, 2, 3 with ack=true", observed=out.summary(), guideline=MULTIPLE)
+    no_exception(ctx, "no exception for the multiple ack", first, obs, guideline=MULTIPLE)
+    hears(ctx, p, True, {1, 2, 3}, MULTIPLE, what="the application hears all three confirmed")

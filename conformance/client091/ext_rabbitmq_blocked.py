@@ -13,11 +13,10 @@ skipped).
 from __future__ import annotations
 
 from amqpspec.case import Context, Skip, case
-from amqpspec.client.session import play
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from ._client import QUICK, describe_errors, error_closes
-from ._rabbitmq import announced
+from ._rabbitmq import blocked_at_open
 
 BLOCKED = "This method indicates that a connection has been blocked and does not accept new publishes."
 UNBLOCKED = "This method indicates that a connection has been unblocked and now accepts publishes."
@@ -25,22 +24,11 @@ HOLD_S = 1.5
 SHORT_HOLD_S = 0.5
 
 
-def _blocked_at_open(ctx: Context, workload: str, count: int):  # type: ignore[no-untyped-def]
-    """The client connected and told, with its open-ok, that the connection is blocked."""
-    p = play(ctx, workload, count=count, body="blocked")
-    p.handshake(upto="tune-ok")
-    announced(p, "connection.blocked")
-    # blocked right behind open-ok: the client reads it before it can publish anything
-    p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
-                + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())
-    return p
-
-
 @case("amqp091/rabbitmq.connection.blocked/client-holds-confirmed-publishes", role="client",
       title="after connection.blocked nothing is published on a confirm channel until unblocked",
       guideline=BLOCKED)
 def holds_confirmed_publishes(ctx: Context) -> None:
-    p = _blocked_at_open(ctx, "confirm", 2)
+    p = blocked_at_open(ctx, "confirm", 2)
     during = p.serve(HOLD_S)
     published = during.methods("basic.publish")
     p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
@@ -55,7 +43,7 @@ def holds_confirmed_publishes(ctx: Context) -> None:
       title="blocked at open and unblocked 0.5 s later, the client publishes its three messages",
       guideline=UNBLOCKED)
 def publishes_after_unblocked(ctx: Context) -> None:
-    p = _blocked_at_open(ctx, "publish", 3)
+    p = blocked_at_open(ctx, "publish", 3)
     first = p.serve(SHORT_HOLD_S)
     if len(p.responder.contents) >= 3:
         p.finish()

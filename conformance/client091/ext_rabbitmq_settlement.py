@@ -24,12 +24,13 @@ transactions: "The client can only use this method on a non-transactional channe
 """
 from __future__ import annotations
 
-from amqpspec.case import Context, Skip, case
+from amqpspec.case import Context, case
 from amqpspec.verify import ChannelException
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
-from ._settle import no_turning_away
+from ._client import QUICK, check, needs_driver, open_conversation, unmet
+from ._confirm import hears, no_exception, sending, serve_confirms, three_outstanding
+from ._settle import no_turning_away, serve_preloaded
 
 NOT_SELECTING = ("rabbitmq091:basic.nack/03",)
 VALIDATED = ("rabbitmq091:basic.nack.multiple/exists",)
@@ -43,45 +44,27 @@ NACK_MULTIPLE = ('If set to 1, the delivery tag is treated as "up to and includi
 SEQUENCE = "Published messages are assigned ascending sequence numbers, starting at 1 with the first Confirm.Select method."
 IGNORE_REQUEUE = "Clients receiving the Nack methods should ignore this flag."
 NOT_TRANSACTED = "The client can only use this method on a non-transactional channel."
-BODIES = ["one", "two", "three"]
 
 
 @case("amqp091/rabbitmq.basic.nack/client-nacks-no-consumed-message", role="client",
       title="a consumer given exactly the three messages it asks for nacks none of them",
       clauses=NOT_SELECTING)
 def nacks_no_consumed(ctx: Context) -> None:
-    p = open_conversation(ctx, "consume", count=3, ack=True)
-    p.responder.preload("amqpspec-q", BODIES)
-    obs = p.serve()
-    no_turning_away(ctx, p, obs, "basic.nack")
-    p.finish()
+    serve_preloaded(ctx, "consume", 3, True, lambda p, obs: no_turning_away(ctx, p, obs, "basic.nack"))
 
 
 @case("amqp091/rabbitmq.basic.nack/client-nacks-no-fetched-message", role="client",
       title="two messages fetched with basic.get to be processed are not nacked",
       clauses=NOT_SELECTING)
 def nacks_no_fetched(ctx: Context) -> None:
-    p = open_conversation(ctx, "get", count=2, ack=True)
-    p.responder.preload("amqpspec-q", BODIES[:2])
-    obs = p.serve()
-    no_turning_away(ctx, p, obs, "basic.nack")
-    p.finish()
+    serve_preloaded(ctx, "get", 2, True, lambda p, obs: no_turning_away(ctx, p, obs, "basic.nack"))
 
 
 def _refuses_second_confirm(ctx: Context, first: spec.BasicAck | spec.BasicNack) -> None:
     """The publish is confirmed with ``first`` and then nacked: the nack names a message that
     is no longer unacknowledged, which the client must refuse with channel exception 406."""
-    p = open_conversation(ctx, "confirm", count=1)
-
-    def confirm_then_nack(seq: int) -> None:
-        ch = p.responder.contents[-1].channel
-        p.peer.send(MethodFrame(ch, first), MethodFrame(ch, spec.BasicNack(seq, False, False)))
-        return None
-
-    p.responder.confirm_ack = confirm_then_nack
-    obs = p.serve(QUICK * 2)
-    if not p.responder.publish_seq:
-        unmet("a publish on a confirm channel", obs)
+    p, obs = serve_confirms(ctx, 1, lambda p: sending(p, lambda seq: (first, spec.BasicNack(seq, False, False))),
+                            QUICK * 2)
     check(ctx, obs, ChannelException(406))
     p.finish()
 
@@ -100,55 +83,28 @@ def refuses_nack_after_ack(ctx: Context) -> None:
     _refuses_second_confirm(ctx, spec.BasicAck(1, False))
 
 
-def _hears(ctx: Context, p, acked: bool, seqs: set[int], guideline: str = "") -> None:  # type: ignore[no-untyped-def]
-    """The application heard each of ``seqs`` confirmed (``acked``) -- read from the driver."""
-    if p.driver is None:
-        return
-    out = needs_driver(p)
-    got = {e.get("n") for e in out.named("confirmed") if e.get("ack") is acked}
-    ctx.record(got >= seqs, what="the application hears every confirm",
-               expected=f"confirmed events n={', '.join(map(str, sorted(seqs)))} with ack={str(acked).lower()}",
-               observed=out.summary(), guideline=guideline)
+def _taken(ctx: Context, count: int, confirm: spec.BasicAck | spec.BasicNack, acked: bool, what: str,
+           guideline: str) -> None:
+    """Each publish is answered with ``confirm`` alone: no exception, and the application hears
+    all ``count`` publishes confirmed as ``acked``."""
+    p, obs = serve_confirms(ctx, count, lambda p: sending(p, lambda seq: (confirm,)))
+    no_exception(ctx, what, obs, guideline=guideline)
+    hears(ctx, p, acked, set(range(1, count + 1)), guideline)
 
 
 @case("amqp091/rabbitmq.confirm/client-takes-ack-of-all-outstanding", role="client",
       title="basic.ack with multiple set and tag zero confirms every outstanding publish",
       guideline=ALL_OUTSTANDING)
 def takes_ack_all_outstanding(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=3)
-
-    def ack_all(seq: int) -> None:
-        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicAck(0, True)))
-        return None
-
-    p.responder.confirm_ack = ack_all
-    obs = p.serve()
-    if not p.responder.publish_seq:
-        unmet("publishes on a confirm channel", obs)
-    errors = error_closes(obs)
-    ctx.record(not errors, what="no exception for the ack of all outstanding", guideline=ALL_OUTSTANDING,
-               expected="no channel or connection exception", observed=describe_errors(errors))
-    _hears(ctx, p, True, {1, 2, 3}, ALL_OUTSTANDING)
+    _taken(ctx, 3, spec.BasicAck(0, True), True, "no exception for the ack of all outstanding", ALL_OUTSTANDING)
 
 
 @case("amqp091/rabbitmq.confirm/client-takes-nack-of-all-outstanding", role="client",
       title="basic.nack with multiple set and tag zero rejects every outstanding publish, and the application hears it",
       guideline=NACK_ALL_OUTSTANDING)
 def takes_nack_all_outstanding(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=2)
-
-    def nack_all(seq: int) -> None:
-        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicNack(0, True, False)))
-        return None
-
-    p.responder.confirm_ack = nack_all
-    obs = p.serve()
-    if not p.responder.publish_seq:
-        unmet("publishes on a confirm channel", obs)
-    errors = error_closes(obs)
-    ctx.record(not errors, what="no exception for the nack of all outstanding", guideline=NACK_ALL_OUTSTANDING,
-               expected="no channel or connection exception", observed=describe_errors(errors))
-    _hears(ctx, p, False, {1, 2}, NACK_ALL_OUTSTANDING)
+    _taken(ctx, 2, spec.BasicNack(0, True, False), False, "no exception for the nack of all outstanding",
+           NACK_ALL_OUTSTANDING)
 
 
 @case("amqp091/rabbitmq.confirm/client-numbers-publishes-from-one", role="client",
@@ -160,9 +116,7 @@ def numbers_from_one(ctx: Context) -> None:
     obs = p.serve()
     if len(p.responder.contents) < 2:
         unmet("two publishes on a confirm channel", obs)
-    errors = error_closes(obs)
-    ctx.record(not errors, what="no exception for the confirms", guideline=SEQUENCE,
-               expected="no channel or connection exception", observed=describe_errors(errors))
+    no_exception(ctx, "no exception for the confirms", obs, guideline=SEQUENCE)
     if p.driver is not None:
         out = needs_driver(p)
         heard = {e.get("n"): e.get("ack") for e in out.named("confirmed")}
@@ -170,18 +124,7 @@ def numbers_from_one(ctx: Context) -> None:
                    guideline=SEQUENCE, expected="confirmed n=1 ack=true, n=2 ack=false", observed=out.summary())
 
 
-def _three_outstanding(p):  # type: ignore[no-untyped-def]
-    """Serves until the client has published three messages with none confirmed; skips a client
-    that publishes the next message only after the previous one is confirmed."""
-    p.responder.confirm_ack = lambda seq: None
-    first = p.serve(QUICK * 1.5, stop=lambda f: len(p.responder.contents) >= 3)
-    if len(p.responder.contents) < 3:
-        if p.responder.contents:
-            p.finish(0.3)
-            raise Skip("the client publishes the next message only after the previous one is confirmed: "
-                       "no confirm can come for a later message before an earlier one")
-        unmet("three publishes on a confirm channel", first)
-    return first, p.responder.contents[-1].channel
+LATER_FIRST = "no confirm can come for a later message before an earlier one"
 
 
 @case("amqp091/rabbitmq.confirm/client-takes-nack-multiple", role="client",
@@ -189,13 +132,11 @@ def _three_outstanding(p):  # type: ignore[no-untyped-def]
       guideline=NACK_MULTIPLE)
 def takes_nack_multiple(ctx: Context) -> None:
     p = open_conversation(ctx, "confirm", count=3)
-    first, ch = _three_outstanding(p)
+    first, ch = three_outstanding(p, LATER_FIRST)
     p.peer.send(MethodFrame(ch, spec.BasicNack(3, True, False)))
     obs = p.serve()
-    errors = error_closes(first) + error_closes(obs)
-    ctx.record(not errors, what="no exception for the multiple nack", guideline=NACK_MULTIPLE,
-               expected="no channel or connection exception", observed=describe_errors(errors))
-    _hears(ctx, p, False, {1, 2, 3}, NACK_MULTIPLE)
+    no_exception(ctx, "no exception for the multiple nack", first, obs, guideline=NACK_MULTIPLE)
+    hears(ctx, p, False, {1, 2, 3}, NACK_MULTIPLE)
 
 
 @case("amqp091/rabbitmq.confirm/client-takes-confirms-out-of-order", role="client",
@@ -203,33 +144,20 @@ def takes_nack_multiple(ctx: Context) -> None:
       clauses=NO_TIMING)
 def takes_out_of_order(ctx: Context) -> None:
     p = open_conversation(ctx, "confirm", count=3)
-    first, ch = _three_outstanding(p)
+    first, ch = three_outstanding(p, LATER_FIRST)
     p.peer.send(*(MethodFrame(ch, spec.BasicAck(n, False)) for n in (3, 2, 1)))
     obs = p.serve()
-    errors = error_closes(first) + error_closes(obs)
-    ctx.record(not errors, what="no exception for the reordered confirms",
-               expected="no channel or connection exception", observed=describe_errors(errors))
-    _hears(ctx, p, True, {1, 2, 3})
+    no_exception(ctx, "no exception for the reordered confirms", first, obs)
+    hears(ctx, p, True, {1, 2, 3})
 
 
 @case("amqp091/rabbitmq.basic.nack/client-ignores-requeue-of-nack", role="client",
       title="a nack with requeue set is still a nack: no exception, the application hears the publish was not confirmed",
       guideline=IGNORE_REQUEUE)
 def ignores_requeue(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=1)
-
-    def nack_requeue(seq: int) -> None:
-        p.peer.send(MethodFrame(p.responder.contents[-1].channel, spec.BasicNack(seq, False, True)))
-        return None
-
-    p.responder.confirm_ack = nack_requeue
-    obs = p.serve()
-    if not p.responder.publish_seq:
-        unmet("a publish on a confirm channel", obs)
-    errors = error_closes(obs)
-    ctx.record(not errors, what="no exception for the nack", guideline=IGNORE_REQUEUE,
-               expected="no channel or connection exception", observed=describe_errors(errors))
-    _hears(ctx, p, False, {1}, IGNORE_REQUEUE)
+    p, obs = serve_confirms(ctx, 1, lambda p: sending(p, lambda seq: (spec.BasicNack(seq, False, True),)))
+    no_exception(ctx, "no exception for the nack", obs, guideline=IGNORE_REQUEUE)
+    hears(ctx, p, False, {1}, IGNORE_REQUEUE)
 
 
 @case("amqp091/rabbitmq.confirm.select/client-confirms-non-transactional-channel", role="client",
