@@ -1,7 +1,7 @@
 """What the 1.0 client cases share: starting a conversation, and checks worded for the client role."""
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 from amqpspec.case import Context, Skip
 from amqpspec.client.drivers import DriverOutcome
@@ -9,6 +9,7 @@ from amqpspec.client.session import Play, play
 from amqpspec.peer.amqp10 import Observation, error_condition, performative_name
 from amqpspec.peer.base import PeerError
 from amqpspec.peer.server10 import is_performative
+from amqpspec.peer.session10 import seq_diff
 from amqpspec.verify import Verifier
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, spec
 
@@ -100,6 +101,25 @@ def await_receiver(p: Play, window: float = 2 * QUICK) -> tuple[Observation, Any
     if not p.responder.receivers():
         unmet("a sending link from the client", obs)
     return obs, p.responder.receivers()[0]
+
+
+def uncredited_sender(ctx: Context, count: int) -> tuple[Play, Any]:
+    """The send workload for ``count`` messages, its sending link attached and no credit granted
+    (the case grants what it tests); returns the play and our Receiver."""
+    p = open_conversation(ctx, "send", count=count, timeout=8, responder={"credit": 0, "replenish": False})
+    _, rcv = await_receiver(p)
+    return p, rcv
+
+
+def drained_to(limit: int, handle: int | None = None) -> Callable[[Any], bool]:
+    """Matches a flow of the client (for link ``handle``, or any) whose delivery-count reached
+    ``limit``: a sender that drained its credit says so this way (2.6.7)."""
+    def drained(f: Any) -> bool:
+        return performative_name(f) == "flow" and f.performative.handle is not None \
+            and (handle is None or int(f.performative.handle) == handle) \
+            and f.performative.delivery_count is not None \
+            and seq_diff(int(f.performative.delivery_count), limit) >= 0
+    return drained
 
 
 def client_closed(obs: Observation) -> str:

@@ -16,8 +16,10 @@ and it takes a frame's extent from its SIZE, however the stream was cut into TCP
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from amqpspec.case import Context, case
+from amqpspec.client.session import Play
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, encode
 
@@ -58,6 +60,20 @@ def only_performatives(ctx: Context) -> None:
 EXTENDED = b"\x00" * 4   # one 4-octet word of extended header: DOFF 3
 
 
+def _delivered_whole(ctx: Context, body: str, send: Callable[[Play, list[AMQPFrame]], None]) -> None:
+    """The receive workload is given one message ``body``, its transfer frames sent by ``send``
+    (in an unusual but valid form): the application gets it whole, and the client raises no error."""
+    p = open_conversation(ctx, "receive", count=1, credit=1)
+    _, snd = await_sender(p)
+    send(p, snd.transfer_frames(body))
+    obs = p.serve()
+    errors = [f for f in obs.received if error_condition(getattr(f, "performative", None))]
+    out = needs_driver(p)
+    got = [str(e.get("body", "")) for e in out.named("delivered")]
+    ctx.record(not errors and got[:1] == [body], expected=f"{body!r} delivered, no error",
+               observed=f"delivered {got[:1] or 'nothing'}; {client_closed(obs)}")
+
+
 @case("amqp10/2.3.1/client-skips-extended-header", role="client",
       title="a message in a transfer frame with 4 octets of extended header (DOFF 3) is delivered whole, no error",
       clauses=("amqp10:0.2/1",),
@@ -65,16 +81,8 @@ EXTENDED = b"\x00" * 4   # one 4-octet word of extended header: DOFF 3
 def skips_extended_header(ctx: Context) -> None:
     # "parse ... frames in accordance with the format" (0.2/1): the extended header is "an
     # extension point defined for future expansion" (2.3), and DOFF says where the body starts
-    body = "after an extended header"
-    p = open_conversation(ctx, "receive", count=1, credit=1)
-    _, snd = await_sender(p)
-    p.peer.send(*[dataclasses.replace(f, extended=EXTENDED) for f in snd.transfer_frames(body)])
-    obs = p.serve()
-    errors = [f for f in obs.received if error_condition(getattr(f, "performative", None))]
-    out = needs_driver(p)
-    got = [str(e.get("body", "")) for e in out.named("delivered")]
-    ctx.record(not errors and got[:1] == [body], expected=f"{body!r} delivered, no error",
-               observed=f"delivered {got[:1] or 'nothing'}; {client_closed(obs)}")
+    _delivered_whole(ctx, "after an extended header",
+                     lambda p, frames: p.peer.send(*[dataclasses.replace(f, extended=EXTENDED) for f in frames]))
 
 
 @case("amqp10/2.3.1/client-reassembles-split-frames", role="client",
@@ -84,13 +92,5 @@ def skips_extended_header(ctx: Context) -> None:
 def reassembles_split_frames(ctx: Context) -> None:
     # the frame's SIZE, not how TCP happens to cut the stream, delimits a frame: parsing "in
     # accordance with the format" (0.2/1) reassembles what arrives in pieces
-    body = "one octet at a time"
-    p = open_conversation(ctx, "receive", count=1, credit=1)
-    _, snd = await_sender(p)
-    p.peer.send_slowly(b"".join(encode(f) for f in snd.transfer_frames(body)), chunk=1, pause=0.003)
-    obs = p.serve()
-    errors = [f for f in obs.received if error_condition(getattr(f, "performative", None))]
-    out = needs_driver(p)
-    got = [str(e.get("body", "")) for e in out.named("delivered")]
-    ctx.record(not errors and got[:1] == [body], expected=f"{body!r} delivered, no error",
-               observed=f"delivered {got[:1] or 'nothing'}; {client_closed(obs)}")
+    _delivered_whole(ctx, "one octet at a time",
+                     lambda p, frames: p.peer.send_slowly(b"".join(encode(f) for f in frames), chunk=1, pause=0.003))

@@ -12,9 +12,9 @@ is amqp10/2.6.3/client-checks-terminus.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.peer.amqp10 import performative_name
 
-from ._client import QUICK, client_closed, describe_frames, named, open_conversation, unmet
+from ._client import open_conversation
+from ._detach import await_receiving_attach, record_left
 
 
 @case("amqp10/2.6.3/client-receiver-checks-terminus", role="client",
@@ -23,14 +23,5 @@ from ._client import QUICK, client_closed, describe_frames, named, open_conversa
 def receiver_checks_terminus(ctx: Context) -> None:
     # the driver's own timeout (8 s) is past the window: a detach at the workload's end is not the answer
     p = open_conversation(ctx, "receive", count=1, credit=1, timeout=8, responder={"attach_fields": {"source": None}})
-    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("detach", "end", "close"))
-    attaches = [f for f in named(obs.received, "attach") if bool(f.performative.role)]
-    if not attaches:
-        unmet("a receiving link's attach from the client", obs)
-    handle = int(attaches[0].performative.handle)
-    gone = [f for f in obs.received if performative_name(f) in ("end", "close") or
-            (performative_name(f) == "detach" and int(f.performative.handle) == handle)]
-    ctx.record(bool(gone), expected=f"a detach of handle {handle} (or end or close) within {QUICK * 2:.0f} s",
-               observed=describe_frames(gone) if gone else client_closed(obs))
-    p.serve()
-    p.finish(0.5)
+    obs, attach = await_receiving_attach(p)
+    record_left(ctx, p, obs, attach)

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 from amqpspec.case import Context, case
 from amqpspec.peer.amqp10 import performative_name
-from amqpspec.peer.session10 import seq_add, seq_diff
+from amqpspec.peer.session10 import seq_add
 
-from ._client import QUICK, await_receiver, describe_frames, named, open_conversation
+from ._client import QUICK, describe_frames, drained_to, named, uncredited_sender
 
 
 @case("amqp10/2.6.7/client-sender-credit-set-not-added", role="client", timeout=12.0,
       title="two flows granting link-credit 1 at the same delivery-count leave the client credit 1: one transfer of its 3 messages",
       clauses=("amqp10:2.6.7/3", "amqp10:2.6.7/9"))
 def credit_set_not_added(ctx: Context) -> None:
-    p = open_conversation(ctx, "send", count=3, timeout=8, responder={"credit": 0, "replenish": False})
-    _, rcv = await_receiver(p)
+    p, rcv = uncredited_sender(ctx, 3)
     p.peer.send(rcv.grant_frame(1), rcv.grant_frame(1))   # together: the client reads both before it can send
     obs = p.serve(2.0)
     sent = [f for f in named(obs.received, "transfer") if f.performative.delivery_id is not None]
@@ -43,19 +42,11 @@ def credit_set_not_added(ctx: Context) -> None:
       title="granted 5 with drain while it has 3 messages, the client sends the 3, then advances delivery-count by 5 with link-credit 0",
       clauses=("amqp10:2.6.7/8",))
 def drains_after_sending(ctx: Context) -> None:
-    p = open_conversation(ctx, "send", count=3, timeout=8, responder={"credit": 0, "replenish": False})
-    _, rcv = await_receiver(p)
-    cs = p.responder.session()
-    assert cs is not None
-    handle = int(rcv.remote_handle or 0)
+    p, rcv = uncredited_sender(ctx, 3)
+    assert p.responder.session() is not None
     limit = seq_add(rcv.delivery_count, 5)
     rcv.grant(5, drain=True)
-
-    def drained(f) -> bool:  # type: ignore[no-untyped-def]
-        return performative_name(f) == "flow" and f.performative.handle is not None \
-            and int(f.performative.handle) == handle and f.performative.delivery_count is not None \
-            and seq_diff(int(f.performative.delivery_count), limit) >= 0
-
+    drained = drained_to(limit, int(rcv.remote_handle or 0))
     obs = p.serve(QUICK * 2, stop=drained)
     order = [f for f in obs.received if performative_name(f) == "transfer" or drained(f)]
     transfers_before = 0

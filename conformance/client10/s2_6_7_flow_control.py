@@ -24,7 +24,8 @@ from amqpspec.peer.session10 import Sender
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import seq_add, seq_diff
 
-from ._client import QUICK, await_receiver, await_sender, describe_frames, named, open_conversation, unmet
+from ._client import (QUICK, await_receiver, await_sender, describe_frames, drained_to, named, open_conversation,
+                      uncredited_sender, unmet)
 
 START = 1000   # our sending links' initial-delivery-count in the receiver cases
 
@@ -83,15 +84,12 @@ def withdrawn_credit(ctx: Context) -> None:
       title="asked to drain with credit left and nothing more to send, the client advances delivery-count and says so in a flow",
       clauses=("amqp10:2.6.7/11",))
 def answers_drain(ctx: Context) -> None:
-    p = open_conversation(ctx, "send", count=1, timeout=8, responder={"credit": 0, "replenish": False})
-    _, rcv = await_receiver(p)
+    p, rcv = uncredited_sender(ctx, 1)
     cs = p.responder.session()
     assert cs is not None
     rcv.grant(5, drain=True)
     limit = seq_add(rcv.delivery_count, 5)
-    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) == "flow" and f.performative.handle is not None
-                  and f.performative.delivery_count is not None
-                  and seq_diff(int(f.performative.delivery_count), limit) >= 0)
+    obs = p.serve(QUICK * 2, stop=drained_to(limit))
     flows = [f for f in _link_flows(obs, cs.channel, int(rcv.remote_handle or 0))
              if f.performative.delivery_count is not None and seq_diff(int(f.performative.delivery_count), limit) >= 0]
     ok = bool(flows) and not (flows[0].performative.link_credit or 0)

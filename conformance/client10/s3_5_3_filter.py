@@ -12,10 +12,10 @@ its own is skipped (whether ours meets its needs is its application's judgement)
 from __future__ import annotations
 
 from amqpspec.case import Context, Skip, case
-from amqpspec.peer.amqp10 import performative_name
 from amqpspec.wire.amqp10 import Described, Symbol
 
-from ._client import QUICK, client_closed, describe_frames, named, open_conversation, unmet
+from ._client import open_conversation
+from ._detach import await_receiving_attach, record_left
 
 SELECTOR = "apache.org:selector-filter:string"
 NODE_FILTER = {Symbol(SELECTOR): Described(Symbol(SELECTOR), "amqpspec = 'only some'")}
@@ -36,18 +36,9 @@ def unasked_filter(ctx: Context) -> None:
         return False
 
     p.responder.on("attach", with_filter)
-    obs = p.serve(QUICK * 2, stop=lambda f: performative_name(f) in ("detach", "end", "close"))
-    attaches = [f for f in named(obs.received, "attach") if bool(f.performative.role)]
-    if not attaches:
-        unmet("a receiving link's attach from the client", obs)
-    if attaches[0].performative.source is not None and attaches[0].performative.source.filter:
+    obs, attach = await_receiving_attach(p)
+    if attach.performative.source is not None and attach.performative.source.filter:
         p.serve()
         p.finish(0.5)
         raise Skip("the client asked for a filter of its own")
-    handle = int(attaches[0].performative.handle)
-    gone = [f for f in obs.received if performative_name(f) in ("end", "close") or
-            (performative_name(f) == "detach" and int(f.performative.handle) == handle)]
-    ctx.record(bool(gone), expected=f"a detach of handle {handle} (or end or close) within {QUICK * 2:.0f} s",
-               observed=describe_frames(gone) if gone else client_closed(obs))
-    p.serve()
-    p.finish(0.5)
+    record_left(ctx, p, obs, attach)

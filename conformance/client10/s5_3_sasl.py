@@ -34,6 +34,20 @@ def _sasl(ctx: Context, mechanisms: tuple[str, ...]):  # type: ignore[no-untyped
     return p
 
 
+def _header_follows(ctx: Context, p) -> None:  # type: ignore[no-untyped-def]
+    """After our successful sasl-outcome, the client's next octets are the AMQP protocol header
+    (5.3.3.5/1); when they are, the connection goes on and the workload ends normally."""
+    got = p.peer.recv(QUICK)
+    ok = header_ok(got, 0)  # type: ignore[arg-type]
+    ctx.record(ok, expected="the protocol header AMQP 0 1.0.0",
+               observed=got.summary() if hasattr(got, "summary") else f"nothing within {QUICK:g} s")
+    if ok:
+        p.peer.negotiated.amqp_header = got
+        p.handshake()
+        p.serve()
+    p.finish()
+
+
 @case("amqp10/5.3.2/client-chooses-offered-mechanism", role="client",
       title="offered only PLAIN, the client's sasl-init names PLAIN (one of the mechanisms offered)",
       clauses=("amqp10:5.3.2/2",))
@@ -67,15 +81,7 @@ def strongest(ctx: Context) -> None:
 def header_after_sasl(ctx: Context) -> None:
     p = _sasl(ctx, ("PLAIN", "ANONYMOUS"))
     p.handshake(upto="sasl")
-    got = p.peer.recv(QUICK)
-    ok = header_ok(got, 0)  # type: ignore[arg-type]
-    ctx.record(ok, expected="the protocol header AMQP 0 1.0.0",
-               observed=got.summary() if hasattr(got, "summary") else f"nothing within {QUICK:g} s")
-    if ok:
-        p.peer.negotiated.amqp_header = got
-        p.handshake()
-        p.serve()
-    p.finish()
+    _header_follows(ctx, p)
 
 
 @case("amqp10/2.7.1/client-hostname-matches-sasl", role="client",
@@ -177,15 +183,7 @@ def outcome_with_additional_data(ctx: Context) -> None:
     # presence does not change the code: the dialog completed, and the headers are exchanged
     p = _sasl(ctx, ("PLAIN", "ANONYMOUS"))
     p.handshake(upto="sasl", sasl_outcome=frame(spec.SaslOutcome(code=0, additional_data=b"amqpspec: welcome")))
-    got = p.peer.recv(QUICK)
-    ok = header_ok(got, 0)  # type: ignore[arg-type]
-    ctx.record(ok, expected="the protocol header AMQP 0 1.0.0",
-               observed=got.summary() if hasattr(got, "summary") else f"nothing within {QUICK:g} s")
-    if ok:
-        p.peer.negotiated.amqp_header = got
-        p.handshake()
-        p.serve()
-    p.finish()
+    _header_follows(ctx, p)
 
 
 @case("amqp10/5.3.2/client-reads-single-mechanism", role="client",
