@@ -83,6 +83,7 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
     output and in the report), never fatal; unknown case or clause ids from other suite
     versions are kept and flagged.
     """
+    from amqpspec.reports.pipeline import records as source_records
     from amqpspec.reports.pipeline.job import run_job
     from amqpspec.reports.pipeline.session import parse_conf
     from amqpspec.reports.report_progress import StageDisplay
@@ -120,6 +121,7 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
         return
     finally:
         display.close()
+        source_records.forget()   # the records JUnit and the pages quoted: no longer needed
     display.finished("write the HTML report", time.monotonic() - t0)
     click.echo(f"report: {page or result.out_dir / 'index.html'}")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from amqpspec.datafile import DataFileError, load_json, parse_json, raw_lines
+from amqpspec.datafile import DataFileError, load_json
 from amqpspec.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -157,23 +157,17 @@ def read_source_lines(wanted: dict[Path, set[int]]) -> dict[tuple[Path, int], di
     file (result files of long runs are large; they are streamed, not loaded). Lines are counted
     as the pipeline counts them, split on "\n" only; a line that is not a usable record (not
     JSON, too long, too deep) is left out."""
+    # parsed once per process: the pipeline's JUnit step quotes the same records
+    from amqpspec.reports.pipeline import records as source_records
+
     found: dict[tuple[Path, int], dict[str, Any]] = {}
     for path, lines in wanted.items():
         if not lines:
             continue
-        last = max(lines)
         try:
-            with open(path, "rb") as fh:
-                for number, raw in raw_lines(fh):
-                    if number in lines and raw is not None:
-                        try:
-                            record = parse_json(raw.decode("utf-8", "replace"), str(path), line=number)
-                        except DataFileError:
-                            continue
-                        if isinstance(record, dict):
-                            found[(path, number)] = record
-                    if number >= last:
-                        break
+            for number, record in source_records.read_lines(path, lines).items():
+                if isinstance(record, dict):
+                    found[(path, number)] = record
         except OSError as exc:
             log.warning("cannot read %s: %s", path, exc)
     return found

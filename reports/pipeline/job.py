@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from amqpspec.atomicfile import write_atomically
-from amqpspec.datafile import DataFileError, parse_json, raw_lines
 from amqpspec.errors import UsageError
 from amqpspec.secrets import SCRUBBER
 
 from . import aggregates as agg
 from . import dataset as ds
 from . import ingest, jvmcache
+from . import records as source_records
 from .progress import StageListener, Stages
 from .session import create_session, resolve_master
 from .clients import client_section
@@ -433,17 +433,15 @@ def _write_junit(results: "DataFrame", bundle: dict[str, Any], out: Path,
     records: dict[tuple[str, str, str, str], list[Result]] = {k: [] for k in latest}
     for path, lines in wanted.items():
         try:
-            with open(path, "rb") as fh:
-                for number, raw in raw_lines(fh):
-                    run = lines.get(number)
-                    if run is None or raw is None:
-                        continue
-                    try:
-                        records[run].append(Result.from_json(parse_json(raw.decode("utf-8", "replace"), path, line=number)))
-                    except (DataFileError, ValueError, TypeError, KeyError, AttributeError):
-                        continue   # already reported as bad input; the dataset row stays
+            # parsed once per process: the HTML report quotes the same records (records.py)
+            found = source_records.read_lines(path, set(lines))
         except OSError:
             continue   # not a local file (or moved since): JUnit is a convenience, the dataset is complete
+        for number in sorted(found):
+            try:
+                records[lines[number]].append(Result.from_json(found[number]))
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue   # already reported as bad input; the dataset row stays
     written = []
     folder = out / "junit"
     if folder.exists():

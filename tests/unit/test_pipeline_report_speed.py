@@ -13,7 +13,7 @@ from rich.console import Console
 
 from amqpspec.reports.pipeline import jvmcache
 from amqpspec.reports.pipeline.progress import Stages
-from amqpspec.reports.pipeline.session import SMALL_INPUT_BYTES, jit_options, shuffle_partitions
+from amqpspec.reports.pipeline.session import SMALL_INPUT_BYTES, jit_options, shuffle_partitions, sql_settings
 from amqpspec.reports.report_progress import StageDisplay
 
 ONE_RUN = 13 << 20    # a 0-9-1 run against RabbitMQ with its transcripts: about 13 MB
@@ -33,6 +33,15 @@ def test_c1_only_jit_for_a_small_local_input_only():
     assert jit_options("local[*]", SMALL_INPUT_BYTES + 1) == []
     assert jit_options("local[*]", None) == []
     assert jit_options("spark://127.0.0.1:7077", ONE_RUN) == []
+
+
+def test_icu_case_mappings_off_everywhere_plan_text_cut_for_a_small_local_input_only():
+    for url, size in (("local[*]", ONE_RUN), ("local[2]", None), ("spark://10.0.0.5:7077", ONE_RUN)):
+        assert sql_settings(url, size)["spark.sql.icu.caseMappings.enabled"] == "false"
+    assert sql_settings("local[*]", ONE_RUN)["spark.sql.maxPlanStringLength"] == "2048"
+    assert "spark.sql.maxPlanStringLength" not in sql_settings("local[*]", SMALL_INPUT_BYTES + 1)
+    assert "spark.sql.maxPlanStringLength" not in sql_settings("local[*]", None)
+    assert "spark.sql.maxPlanStringLength" not in sql_settings("spark://127.0.0.1:7077", ONE_RUN)
 
 
 @pytest.fixture
