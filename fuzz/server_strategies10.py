@@ -226,15 +226,19 @@ def flow_credit(draw: Any) -> Example:
               "delivery_count": draw(st.one_of(st.just(0), edge_u32)),
               "link_credit": draw(st.one_of(st.just(0), edge_u32)), "drain": draw(st.booleans()),
               "echo": draw(st.booleans())}
-    withdrawn = fields["link_credit"] == 0
     expect = None
-    note = "withdrawn credit" if withdrawn else ("drain" if fields["drain"] else "")
+    items = [_item(Recipe("flow", tuple(fields.items())))]
+    note = "drain" if fields["drain"] else ""
+    if handle == "$handle" and fields["link_credit"] == 0 and draw(st.booleans()):
+        # credit granted, then withdrawn at once (before the client could use it all)
+        grant = {**fields, "link_credit": draw(st.integers(1, 100)), "drain": False, "echo": False}
+        items.insert(0, _item(Recipe("flow", tuple(grant.items()))))
+        note = "withdrawn credit"
     if handle != "$handle":
         expect = Expect("close-condition", (), UNATTACHED, "a flow naming a handle no link is attached to",
                         conditions=("amqp:session:unattached-handle",), scope="end")
         note = "unattached handle"
-    return Example(PROTOCOL, "flow-credit", "send", "flow", (_item(Recipe("flow", tuple(fields.items()))),),
-                   expect=expect, note=note)
+    return Example(PROTOCOL, "flow-credit", "send", "flow", tuple(items), expect=expect, note=note)
 
 
 TRANSFER_FAULTS = ("bad-message", "never-ends", "aborted", "duplicate-id", "skipped-id", "unattached-handle",
@@ -306,9 +310,12 @@ def vanish(draw: Any) -> Example:
 
 @st.composite
 def bad_encoding(draw: Any) -> Example:
-    point = draw(st.sampled_from(("begin", "attach", "flow", "transfer")))
+    point = draw(st.sampled_from(("open", "begin", "attach", "flow", "transfer", "disposition")))
     workload = draw(st.sampled_from(POINTS[point]))
-    perf = {"begin": Recipe("begin", (("remote_channel", "$remote-channel"), ("next_outgoing_id", 0),
+    perf = {"open": Recipe("open", (("container_id", "amqpspec-broker"), ("max_frame_size", 65536)), channel=0),
+            "disposition": Recipe("disposition", (("role", True), ("first", "$delivery"), ("settled", True),
+                                                  ("state", spec.Accepted()))),
+            "begin": Recipe("begin", (("remote_channel", "$remote-channel"), ("next_outgoing_id", 0),
                                       ("incoming_window", 100), ("outgoing_window", 100))),
             "attach": Recipe("attach", (("name", "amqpspec-link"), ("handle", "$handle"),
                                         ("role", workload == "send"))),
@@ -320,17 +327,19 @@ def bad_encoding(draw: Any) -> Example:
                                payload=b"\x00\x53\x75\xa0\x05hello")}[point]
     fault = draw(st.sampled_from(("flip", "cut", "doff", "size", "type")))
     if fault == "flip":
-        recipe = Recipe(perf.perf, perf.fields, payload=perf.payload,
+        recipe = Recipe(perf.perf, perf.fields, perf.channel, payload=perf.payload,
                         flip=(draw(st.integers(0, 200)), draw(st.integers(1, 255))))
     elif fault == "cut":
-        recipe = Recipe(perf.perf, perf.fields, payload=perf.payload, cut=draw(st.integers(1, 12)))
+        recipe = Recipe(perf.perf, perf.fields, perf.channel, payload=perf.payload, cut=draw(st.integers(1, 12)))
     elif fault == "doff":
-        recipe = Recipe(perf.perf, perf.fields, payload=perf.payload, header=(("doff", draw(st.sampled_from((0, 1, 255)))),))
+        recipe = Recipe(perf.perf, perf.fields, perf.channel, payload=perf.payload,
+                        header=(("doff", draw(st.sampled_from((0, 1, 255)))),))
     elif fault == "size":
-        recipe = Recipe(perf.perf, perf.fields, payload=perf.payload,
+        recipe = Recipe(perf.perf, perf.fields, perf.channel, payload=perf.payload,
                         header=(("size", draw(st.sampled_from((0, 7, 9, 0xFFFFFFFF, 1 << 20)))),))
     else:
-        recipe = Recipe(perf.perf, perf.fields, payload=perf.payload, header=(("frame_type", draw(st.integers(2, 255))),))
+        recipe = Recipe(perf.perf, perf.fields, perf.channel, payload=perf.payload,
+                        header=(("frame_type", draw(st.integers(2, 255))),))
     return Example(PROTOCOL, "bad-encoding", workload, point, (_item(recipe, f"octets changed ({fault})"),), note=fault)
 
 
