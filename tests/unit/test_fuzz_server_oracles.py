@@ -156,6 +156,13 @@ def test_findings_are_stored_and_replay(tmp_path: Path) -> None:
         assert bytes.fromhex(rec["input"]["hex"])[-1] != 0xCE
         result = replay_server_finding(str(path), driver)
         assert result.reproduced, (result.observed, result.reason)
+    # exported as a pcap, the client is the client: its protocol header is the first payload from CLIENT_IP
+    from amqpspec.capture import transcripts
+    from amqpspec.capture.pcap import CLIENT_IP, to_packets
+
+    packets = to_packets(transcripts.load(str(tmp_path / f"{next(iter(stats.findings))}.json")))
+    first = next(p for p in packets if bytes(p["TCP"].payload))
+    assert first["IP"].src == CLIENT_IP and bytes(first["TCP"].payload).startswith(b"AMQP")
     # a well-behaved client does not reproduce it, and replay says so
     path = tmp_path / f"{next(iter(stats.findings))}.json"
     result = replay_server_finding(str(path), scripted091())
