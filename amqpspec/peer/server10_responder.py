@@ -387,6 +387,9 @@ class Responder10:
 
     def default_txn_outcome(self, request: Any) -> Any:
         if isinstance(request, spec.Declare):
+            if len(self.transactions) >= MAX_KEPT:   # a client declaring without end: refused, not kept
+                return spec.Rejected(error=spec.Error(condition=Symbol("amqp:resource-limit-exceeded"),
+                                                      description="too many transactions"))
             self._txn_counter += 1
             txn_id = f"amqpspec-txn-{self._txn_counter}".encode()
             self.transactions[txn_id] = "live"

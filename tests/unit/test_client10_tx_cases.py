@@ -52,3 +52,23 @@ def test_case_fails_a_client_breaking_its_rule(tx_verdicts: dict, case_id: str) 
     r = tx_verdicts[(f"amqp10/{case_id}", fault)]
     assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
                                         f"{r.evidence.get('observed', '')}"
+
+
+def test_responder_answers_as_a_transactional_resource() -> None:
+    """The coordinator's default answers (4.2, 4.3): a fresh txn-id per declare, accepted for the
+    discharge of a live one (once), rejected with amqp:transaction:unknown-id for any other."""
+    from amqpspec.peer.server10_responder import Responder10
+    from amqpspec.wire.amqp10 import spec
+
+    r = Responder10(peer=None)  # type: ignore[arg-type]  # the answers are computed, nothing is sent
+    first, second = r.default_txn_outcome(spec.Declare()), r.default_txn_outcome(spec.Declare())
+    assert isinstance(first, spec.Declared) and isinstance(second, spec.Declared)
+    assert first.txn_id != second.txn_id
+    assert isinstance(r.default_txn_outcome(spec.Discharge(txn_id=first.txn_id, fail=False)), spec.Accepted)
+    assert r.transactions[first.txn_id] == "committed"
+    again = r.default_txn_outcome(spec.Discharge(txn_id=first.txn_id, fail=True))
+    unknown = r.default_txn_outcome(spec.Discharge(txn_id=b"never-declared"))
+    for answer in (again, unknown):
+        assert isinstance(answer, spec.Rejected) and str(answer.error.condition) == "amqp:transaction:unknown-id"
+    assert isinstance(r.default_txn_outcome(spec.Discharge(txn_id=second.txn_id, fail=True)), spec.Accepted)
+    assert r.transactions[second.txn_id] == "rolled-back"
