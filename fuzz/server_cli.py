@@ -22,7 +22,8 @@ def driver_spec(driver: str | None, driver_cmd: str | None, protocol: str | None
             raise UsageError("--driver-cmd needs --protocol 0-9-1 or 1.0")
         return DriverSpec.from_command(driver_cmd, protocol)
     if not driver:
-        raise UsageError("--as-server needs --driver NAME (a folder of drivers/) or --driver-cmd 'CMD {url} {workload}'")
+        raise UsageError("--as-server needs --driver NAME (a folder of drivers/) "
+                         "or --driver-cmd 'CMD {url} {workload}'")
     spec = DriverSpec.load(driver)
     if protocol not in (None, "auto") and protocol != spec.protocol:
         raise UsageError(f"driver {driver} speaks AMQP {spec.protocol}, not {protocol}")

@@ -153,7 +153,8 @@ class Executor091(ExecutorBase):
             peer.handshake(upto="start-ok", timeout=timeout)
             n.tune = spec.ConnectionTune(*tune)
             inject(0, None, 0)
-            ok: spec.ConnectionTuneOk = peer.expect("connection.tune-ok", timeout=timeout).method  # type: ignore[assignment]
+            ok: spec.ConnectionTuneOk = peer.expect(  # type: ignore[assignment]
+                "connection.tune-ok", timeout=timeout).method
             n.tune_ok, n.channel_max, n.frame_max, n.heartbeat = ok, ok.channel_max, ok.frame_max, ok.heartbeat
             peer.stage = "tune-ok"
             peer.handshake(timeout=timeout)

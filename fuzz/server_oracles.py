@@ -151,7 +151,8 @@ def judge(run: Run, expect: Expect | None, rss_limit: int, protocol: str = "0-9-
         return ALLOWED
     code, what = reaction_091(run.after)
     return Verdict("wrong-code", code=code, condition=what, clauses=tuple(expect.clauses),
-                   reason=f"after {expect.why}: expected {verifier.describe()}; observed {run.after.describe().replace('by broker', 'by the client')}")
+                   reason=f"after {expect.why}: expected {verifier.describe()}; observed "
+                          f"{run.after.describe().replace('by broker', 'by the client')}")
 
 
 class RssWatch:

@@ -164,8 +164,8 @@ def content_lies(draw: Any) -> Example:
         more = draw(st.integers(1, 1000))
         items = [method, _item(replace(header, body_size=len(body) + more),
                                f"body-size {len(body) + more}, {len(body)} octets sent"),
-                 *([_item(body_frame)] if body else []), _item(delivery_method(point, 2), "a content method "
-                                                                                          "before the body was complete")]
+                 *([_item(body_frame)] if body else []),
+                 _item(delivery_method(point, 2), "a content method before the body was complete")]
     elif lie == "body-shorter":
         more = draw(st.integers(1, 1 << 20))
         items = [method, _item(replace(header, body_size=len(body) + more), f"body-size {len(body) + more}, "

@@ -263,16 +263,19 @@ def transfer_faults(draw: Any) -> Example:
         items.append(_item(Recipe("transfer", (("handle", "$handle"), ("aborted", True)))))
     elif fault in ("duplicate-id", "skipped-id"):
         items.append(_item(Recipe("transfer", tuple(base.items()), payload=payload)))
-        other = {**base, "delivery_tag": b"t2", "delivery_id": 0 if fault == "duplicate-id" else draw(st.integers(2, 1000))}
+        other = {**base, "delivery_tag": b"t2",
+                 "delivery_id": 0 if fault == "duplicate-id" else draw(st.integers(2, 1000))}
         items.append(_item(Recipe("transfer", tuple(other.items()), payload=payload), f"delivery-id {fault}"))
     elif fault == "unattached-handle":
-        items.append(_item(Recipe("transfer", tuple({**base, "handle": draw(st.sampled_from((77, 0xFFFFFFFF)))}.items()),
+        stray = {**base, "handle": draw(st.sampled_from((77, 0xFFFFFFFF)))}
+        items.append(_item(Recipe("transfer", tuple(stray.items()),
                                   payload=payload), "a transfer on a handle no link is attached to"))
     elif fault == "settled-odd":
         items.append(_item(Recipe("transfer", tuple({**base, "settled": True, "rcv_settle_mode": 1}.items()),
                                   payload=payload)))
     elif fault == "huge-tag":
-        items.append(_item(Recipe("transfer", tuple({**base, "delivery_tag": bytes(draw(st.integers(33, 4000)))}.items()),
+        long_tag = {**base, "delivery_tag": bytes(draw(st.integers(33, 4000)))}
+        items.append(_item(Recipe("transfer", tuple(long_tag.items()),
                                   payload=payload), "a delivery-tag longer than 32 octets"))
     else:  # no-delivery-id on a first frame
         items.append(_item(Recipe("transfer", (("handle", "$handle"), ("delivery_tag", b"t1")), payload=payload),

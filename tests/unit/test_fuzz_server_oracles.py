@@ -84,7 +84,8 @@ def test_order_crash_memory_hang_then_reaction() -> None:
 
 # ---------------------------------------------------------------------------- scripted clients
 
-@pytest.mark.parametrize("mode,violation,condition", [("signal", "crash", "SIGSEGV"), ("exception", "crash", "IndexError"),
+@pytest.mark.parametrize("mode,violation,condition", [("signal", "crash", "SIGSEGV"),
+                                                      ("exception", "crash", "IndexError"),
                                                       ("ok", None, None)])
 def test_crashing_client_is_caught(mode: str, violation: str | None, condition: str | None) -> None:
     run, _ = Executor091(hostile(mode), deadline_s=4.0).run(PLAIN, "pw")
