@@ -8,8 +8,11 @@ In order (the first that applies names the finding):
   refuses hostile input with an exception its application can catch is not a crash.
 * ``memory`` -- the driver's processes grew past ``--rss-limit`` (resident set size, sampled
   while the example runs, summed over the driver's session).
-* ``hang`` -- the driver was still running at the example's deadline and was killed (every
-  shipped driver gives up with an ``error`` event after its own ``timeout``).
+* ``hang`` -- the driver was still running at the example's deadline and was killed. The
+  driver is given ``timeout=3`` and the example 8 s: the contract asks a driver to give up
+  with an ``error`` event once one wait passed its ``timeout``, so a driver still running at
+  the deadline waited well past two of them (or its library blocked where the driver could
+  not arm a deadline -- a gap of that driver, reported all the same, since its users block too).
 * ``wrong-code`` -- the example's frames call for a reaction a clause requires (see
   ``server_strategies091`` / ``server_strategies10``) and the client did something else:
   another code, a close where a silent close is required, or carrying on.
