@@ -1,14 +1,16 @@
 """The client's answer to something it must refuse on a link: what the message-size and
-annotation cases both wait for, and the terminus cases' judgement of a receiving link the
-client must leave."""
+annotation cases both wait for, the receiving link whose max-message-size a case exceeds, and
+the terminus cases' judgement of a receiving link the client must leave."""
 from __future__ import annotations
 
 from typing import Any
 
-from amqpspec.case import Context
+from amqpspec.case import Context, Skip
 from amqpspec.peer.amqp10 import Observation, performative_name
 
-from ._client import QUICK, client_closed, describe_frames, named, unmet
+from ._client import QUICK, await_sender, client_closed, describe_frames, named, open_conversation, unmet
+
+LARGEST = 1 << 20   # past this, too much to send in a quick case
 
 
 def serve_until_detach(p: Any, channel: int, handle: int) -> tuple[Observation, list[Any]]:
@@ -39,3 +41,16 @@ def record_left(ctx: Context, p: Any, obs: Observation, attach: Any) -> None:
                observed=describe_frames(gone) if gone else client_closed(obs))
     p.serve()
     p.finish(0.5)
+
+
+def limited_receiver(ctx: Context, credit: int, unprovoked: str) -> tuple[Any, Any, int]:
+    """The receive workload with ``credit``, its receiving link attached with a max-message-size
+    small enough to exceed here; returns the play, our Sender and the limit. Skipped (saying there
+    is ``unprovoked``) when the link announces none, or one too large to send past in a quick case."""
+    p = open_conversation(ctx, "receive", count=1, credit=credit, timeout=6)
+    _, snd = await_sender(p)
+    limit = int(getattr(snd.remote, "max_message_size", None) or 0) if snd.remote is not None else 0
+    if not limit or limit > LARGEST:
+        p.finish(0.2)
+        raise Skip(f"the client's receiving link announces max-message-size {limit or 'none'}: {unprovoked}")
+    return p, snd, limit

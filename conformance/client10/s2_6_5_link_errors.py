@@ -34,9 +34,8 @@ from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, spec
 
 from ._client import QUICK, await_sender, describe_frames, error, named, open_conversation
-from ._detach import serve_until_detach
+from ._detach import limited_receiver, serve_until_detach
 
-LARGEST = 1 << 20   # past this, too much to send in a quick case
 ERRANT = "amqp:session:errant-link"
 
 
@@ -44,12 +43,7 @@ def _client_link_error(ctx: Context) -> tuple[Any, Any, Any]:
     """The client's receiving link detached by the client with an error, its detach unanswered;
     returns the conversation, our sender and the client's detach (skips when the error cannot be
     provoked)."""
-    p = open_conversation(ctx, "receive", count=1, credit=2, timeout=6)
-    _, snd = await_sender(p)
-    limit = int(getattr(snd.remote, "max_message_size", None) or 0) if snd.remote is not None else 0
-    if not limit or limit > LARGEST:
-        p.finish(0.2)
-        raise Skip(f"the client's receiving link announces max-message-size {limit or 'none'}: no link error to provoke")
+    p, snd, limit = limited_receiver(ctx, 2, "no link error to provoke")
     cs = p.responder.session()
     assert cs is not None
     p.responder.on("detach", lambda f: False)   # its detach stays unanswered: the link is not ours to close

@@ -477,6 +477,11 @@ class Client:
         info = {str(k): v for k, v in (error.info or {}).items()}
         self.send(AMQPFrame(0, spec.Close()))
         self.sock.close()
+        self.reconnect(info)
+        return True
+
+    def reconnect(self, info: dict[str, Any]) -> None:
+        """Connects where a redirect's info map says and opens again, naming its hostname (2.8.16, 2.8.18)."""
         self.sock = socket.create_connection((str(info.get("network-host", "127.0.0.1")), int(info["port"])),
                                              timeout=self.timeout)
         self.reader = FrameReader(1 << 24)
@@ -484,7 +489,6 @@ class Client:
         if self.bad != "redirect-keep-hostname":   # (the fault follows the redirect, naming the old host)
             self.hostname = str(info.get("hostname") or self.hostname)
         self.open()
-        return True
 
     def unsolicited(self, p: Any) -> None:
         """An attach the server began: checked, then refused (no terminus here: attach, detach)."""
@@ -664,13 +668,7 @@ class Client:
         if "port" not in info:
             return
         self.close()
-        self.sock = socket.create_connection((str(info.get("network-host", "127.0.0.1")), int(info["port"])),
-                                             timeout=self.timeout)
-        self.reader = FrameReader(1 << 24)
-        self.closed_sent = False
-        if self.bad != "redirect-keep-hostname":   # (the fault follows the redirect, naming the old host)
-            self.hostname = str(info.get("hostname") or self.hostname)
-        self.open()
+        self.reconnect(info)
         self.close()
         raise Done(0)
 

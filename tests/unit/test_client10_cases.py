@@ -147,12 +147,30 @@ def _run(case_id: str, fault: str | None) -> Any:
         listener.close()
 
 
-@pytest.fixture(scope="module")
-def verdicts() -> dict[tuple[str, str | None], Any]:
-    jobs = [(f"amqp10/{cid}", None) for cid in FAULTS] + [(f"amqp10/{cid}", f) for cid, (f, _) in FAULTS.items()]
+def run_faults(faults: dict[str, tuple[str, str]]) -> dict[tuple[str, str | None], Any]:
+    """Results of each case of ``faults`` against the correct scripted client (fault None) and
+    against the fault it must catch, runs side by side; keyed by (case id, fault)."""
+    jobs = [(f"amqp10/{cid}", None) for cid in faults] + [(f"amqp10/{cid}", f) for cid, (f, _) in faults.items()]
     with ThreadPoolExecutor(6) as pool:
         results = list(pool.map(lambda job: _run(*job), jobs))
     return dict(zip(jobs, results))
+
+
+def assert_passes(verdicts: dict, case_id: str) -> None:
+    r = verdicts[(f"amqp10/{case_id}", None)]
+    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+
+
+def assert_catches(verdicts: dict, faults: dict[str, tuple[str, str]], case_id: str) -> None:
+    fault, expected = faults[case_id]
+    r = verdicts[(f"amqp10/{case_id}", fault)]
+    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
+                                        f"{r.evidence.get('observed', '')}"
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[tuple[str, str | None], Any]:
+    return run_faults(FAULTS)
 
 
 def test_every_client10_case_has_a_fault() -> None:
@@ -164,13 +182,9 @@ def test_every_client10_case_has_a_fault() -> None:
 
 @pytest.mark.parametrize("case_id", sorted(FAULTS))
 def test_case_passes_a_correct_client(verdicts: dict, case_id: str) -> None:
-    r = verdicts[(f"amqp10/{case_id}", None)]
-    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+    assert_passes(verdicts, case_id)
 
 
 @pytest.mark.parametrize("case_id", sorted(FAULTS))
 def test_case_fails_a_client_breaking_its_rule(verdicts: dict, case_id: str) -> None:
-    fault, expected = FAULTS[case_id]
-    r = verdicts[(f"amqp10/{case_id}", fault)]
-    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
-                                        f"{r.evidence.get('observed', '')}"
+    assert_catches(verdicts, FAULTS, case_id)

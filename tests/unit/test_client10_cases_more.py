@@ -6,14 +6,13 @@ The runner and the scripted driver are those of test_client10_cases.py (imported
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from amqpspec.case import discover
 
-from tests.unit.test_client10_cases import _run
+from tests.unit.test_client10_cases import assert_catches, assert_passes, run_faults
 
 #: case id (without "amqp10/") -> (the fault that breaks its rule, the verdict it then gets)
 MORE_FAULTS: dict[str, tuple[str, str]] = {
@@ -46,11 +45,7 @@ MORE_FAULTS: dict[str, tuple[str, str]] = {
 
 @pytest.fixture(scope="module")
 def more_verdicts() -> dict[tuple[str, str | None], Any]:
-    jobs = [(f"amqp10/{cid}", None) for cid in MORE_FAULTS] + \
-           [(f"amqp10/{cid}", f) for cid, (f, _) in MORE_FAULTS.items()]
-    with ThreadPoolExecutor(6) as pool:
-        results = list(pool.map(lambda job: _run(*job), jobs))
-    return dict(zip(jobs, results))
+    return run_faults(MORE_FAULTS)
 
 
 def test_every_case_here_exists() -> None:
@@ -60,13 +55,9 @@ def test_every_case_here_exists() -> None:
 
 @pytest.mark.parametrize("case_id", sorted(MORE_FAULTS))
 def test_case_passes_a_correct_client(more_verdicts: dict, case_id: str) -> None:
-    r = more_verdicts[(f"amqp10/{case_id}", None)]
-    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+    assert_passes(more_verdicts, case_id)
 
 
 @pytest.mark.parametrize("case_id", sorted(MORE_FAULTS))
 def test_case_fails_a_client_breaking_its_rule(more_verdicts: dict, case_id: str) -> None:
-    fault, expected = MORE_FAULTS[case_id]
-    r = more_verdicts[(f"amqp10/{case_id}", fault)]
-    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
-                                        f"{r.evidence.get('observed', '')}"
+    assert_catches(more_verdicts, MORE_FAULTS, case_id)
