@@ -20,7 +20,9 @@ True when the conversation is over. Messages are bodies put at an address before
 A client attach whose target is a coordinator meets a transactional resource (section 4): our
 attach back with the coordinator, credit, a declared outcome with a fresh txn-id for each declare
 (4.2), accepted for the discharge of a txn it declared and not yet discharged, rejected with
-amqp:transaction:unknown-id for any other (4.3); a case replaces that answer with ``txn_outcome``.
+amqp:transaction:unknown-id for any other (4.3) -- or, when the client's source does not allow the
+rejected outcome, the control link detached with that error; a case replaces the answer with
+``txn_outcome``.
 Transfers carrying a transactional-state get theirs back with the outcome inside (4.4.1).
 """
 from __future__ import annotations
@@ -382,6 +384,10 @@ class Responder10:
             state = self.txn_outcome(d, request)
         if state == "default":
             state = self.default_txn_outcome(request)
+            if isinstance(state, spec.Rejected) and not allows_rejected(link):
+                # 4.2/4.3: a source without the rejected outcome gets the error on the detach instead
+                self.detach_link(link, closed=True, error=state.error)
+                return
         if state is not None and d.transfer.delivery_id is not None:
             self.peer.send(link.disposition_frame(int(d.transfer.delivery_id), settled=True, state=state))
 
@@ -471,6 +477,17 @@ def txn_request(d: Delivery) -> Any:
     return value if isinstance(value, (spec.Declare, spec.Discharge)) else None
 
 
+def allows_rejected(link: Link) -> bool:
+    """The client's source lets the rejected outcome be chosen (3.5.3: listed in outcomes, or, with
+    none listed, the default-outcome; neither means accepted alone)."""
+    source = link.remote.source if link.remote is not None else None
+    outcomes = getattr(source, "outcomes", None)
+    listed = [str(o) for o in (outcomes if isinstance(outcomes, (list, tuple)) else [outcomes] if outcomes else [])]
+    if listed:
+        return "amqp:rejected:list" in listed
+    return isinstance(getattr(source, "default_outcome", None), spec.Rejected)
+
+
 def _octets(value: Any) -> bytes | None:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
@@ -488,4 +505,4 @@ def _address(terminus: Any) -> str | None:
     return None if address is None else str(address)
 
 
-__all__ = ["Responder10", "ClientSession", "CREDIT", "WINDOW", "txn_request"]
+__all__ = ["Responder10", "ClientSession", "CREDIT", "WINDOW", "txn_request", "allows_rejected"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from amqpspec.case import Context, case
+from amqpspec.peer.server10_responder import allows_rejected
 from amqpspec.peer.session10 import Receiver, covers
 from amqpspec.wire.amqp10 import Symbol, spec
 
@@ -100,8 +101,7 @@ def control_link_allows_rejected(ctx: Context) -> None:
     outcomes = getattr(source, "outcomes", None)
     listed = [str(o) for o in (outcomes if isinstance(outcomes, (list, tuple)) else [outcomes] if outcomes else [])]
     default = getattr(source, "default_outcome", None)
-    allows = "amqp:rejected:list" in listed or (not listed and isinstance(default, spec.Rejected))
-    ctx.record(allows, expected="source outcomes naming amqp:rejected:list (or none, with default-outcome rejected)",
+    ctx.record(allows_rejected(coordinator), expected="source outcomes naming amqp:rejected:list (or none, with default-outcome rejected)",
                observed=f"source outcomes {listed or 'absent'}, default-outcome {default or 'absent'}")
     p.finish()
 

@@ -72,3 +72,19 @@ def test_responder_answers_as_a_transactional_resource() -> None:
         assert isinstance(answer, spec.Rejected) and str(answer.error.condition) == "amqp:transaction:unknown-id"
     assert isinstance(r.default_txn_outcome(spec.Discharge(txn_id=second.txn_id, fail=True)), spec.Accepted)
     assert r.transactions[second.txn_id] == "rolled-back"
+
+
+def test_allows_rejected_reads_the_source_as_3_5_3_says() -> None:
+    from types import SimpleNamespace
+
+    from amqpspec.peer.server10_responder import allows_rejected
+    from amqpspec.wire.amqp10 import Symbol, spec
+
+    def link(source: object) -> object:
+        return SimpleNamespace(remote=SimpleNamespace(source=source))
+
+    assert allows_rejected(link(spec.Source(outcomes=[Symbol("amqp:accepted:list"), Symbol("amqp:rejected:list")])))
+    assert not allows_rejected(link(spec.Source(outcomes=[Symbol("amqp:accepted:list")])))
+    assert not allows_rejected(link(spec.Source()))   # neither outcomes nor default-outcome: accepted alone
+    assert allows_rejected(link(spec.Source(default_outcome=spec.Rejected())))
+    assert not allows_rejected(link(None))
