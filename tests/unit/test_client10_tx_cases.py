@@ -2,18 +2,17 @@
 each passes with the correct scripted client (tests/support/client10_script.py, its ``tx``
 workload) and gets its failing verdict with the one fault it looks for.
 
-The runner and the scripted driver are those of test_client10_cases.py (imported, not copied).
+The runner, the scripted driver and the assertions are those of test_client10_cases.py (imported).
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from amqpspec.case import discover
 
-from tests.unit.test_client10_cases import _run
+from tests.unit.test_client10_cases import assert_catches, assert_passes, run_faults
 
 #: case id (without "amqp10/") -> (the fault that breaks its rule, the verdict it then gets)
 TX_FAULTS: dict[str, tuple[str, str]] = {
@@ -28,11 +27,7 @@ TX_FAULTS: dict[str, tuple[str, str]] = {
 
 @pytest.fixture(scope="module")
 def tx_verdicts() -> dict[tuple[str, str | None], Any]:
-    jobs = [(f"amqp10/{cid}", None) for cid in TX_FAULTS] + \
-           [(f"amqp10/{cid}", f) for cid, (f, _) in TX_FAULTS.items()]
-    with ThreadPoolExecutor(6) as pool:
-        results = list(pool.map(lambda job: _run(*job), jobs))
-    return dict(zip(jobs, results))
+    return run_faults(TX_FAULTS)
 
 
 def test_every_case_here_exists() -> None:
@@ -42,16 +37,12 @@ def test_every_case_here_exists() -> None:
 
 @pytest.mark.parametrize("case_id", sorted(TX_FAULTS))
 def test_case_passes_a_correct_client(tx_verdicts: dict, case_id: str) -> None:
-    r = tx_verdicts[(f"amqp10/{case_id}", None)]
-    assert r.verdict.value == "passed", f"{case_id}: {r.verdict.value}: {r.reason} {r.evidence.get('observed', '')}"
+    assert_passes(tx_verdicts, case_id)
 
 
 @pytest.mark.parametrize("case_id", sorted(TX_FAULTS))
 def test_case_fails_a_client_breaking_its_rule(tx_verdicts: dict, case_id: str) -> None:
-    fault, expected = TX_FAULTS[case_id]
-    r = tx_verdicts[(f"amqp10/{case_id}", fault)]
-    assert r.verdict.value == expected, f"{case_id} with bad={fault}: {r.verdict.value}: {r.reason} " \
-                                        f"{r.evidence.get('observed', '')}"
+    assert_catches(tx_verdicts, TX_FAULTS, case_id)
 
 
 def test_responder_answers_as_a_transactional_resource() -> None:
