@@ -122,5 +122,20 @@ def drained_to(limit: int, handle: int | None = None) -> Callable[[Any], bool]:
     return drained
 
 
+def at_most_one_delivery(ctx: Context, p: Play, rcv: Any, expected: str, *, show_all: bool = False) -> None:
+    """Judges 2 s of the send workload held to credit 1 (one delivery at most: 2.6.7/9), showing
+    its new transfers (or, ``show_all``, every transfer); then grants plenty so that it ends."""
+    obs = p.serve(2.0)
+    transfers = named(obs.received, "transfer")
+    new = [f for f in transfers if f.performative.delivery_id is not None]
+    ctx.record(len(rcv.received) <= 1 and len(new) <= 1, expected=expected,
+               observed=f"{len(rcv.received)} delivery(ies): {describe_frames(transfers if show_all else new)}")
+    p.responder.replenish = True
+    p.responder.credit = 10
+    rcv.grant(10)
+    p.serve()
+    p.finish()
+
+
 def client_closed(obs: Observation) -> str:
     return obs.describe().replace("by broker", "by the client")

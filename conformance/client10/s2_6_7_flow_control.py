@@ -24,8 +24,8 @@ from amqpspec.peer.session10 import Sender
 from amqpspec.peer.amqp10 import performative_name
 from amqpspec.peer.session10 import seq_add, seq_diff
 
-from ._client import (QUICK, await_receiver, await_sender, describe_frames, drained_to, named, open_conversation,
-                      uncredited_sender, unmet)
+from ._client import (QUICK, at_most_one_delivery, await_receiver, await_sender, describe_frames, drained_to, named,
+                      open_conversation, uncredited_sender, unmet)
 
 START = 1000   # our sending links' initial-delivery-count in the receiver cases
 
@@ -41,16 +41,7 @@ def _link_flows(obs, cs_channel: int, handle: int) -> list:  # type: ignore[no-u
 def respects_credit(ctx: Context) -> None:
     p = open_conversation(ctx, "send", count=3, timeout=8, responder={"credit": 1, "replenish": False})
     _, rcv = await_receiver(p)
-    obs = p.serve(2.0)
-    sent = named(obs.received, "transfer")
-    ctx.record(len(rcv.received) <= 1 and len([f for f in sent if f.performative.delivery_id is not None]) <= 1,
-               expected="at most 1 delivery on credit 1",
-               observed=f"{len(rcv.received)} delivery(ies): {describe_frames(sent)}")
-    p.responder.replenish = True
-    p.responder.credit = 10
-    rcv.grant(10)
-    p.serve()
-    p.finish()
+    at_most_one_delivery(ctx, p, rcv, "at most 1 delivery on credit 1", show_all=True)
 
 
 @case("amqp10/2.6.7/client-sender-stops-on-withdrawn-credit", role="client", timeout=12.0,

@@ -18,6 +18,8 @@ implement", 0.2/3).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from amqpspec.case import Context, Skip, case
 from amqpspec.peer.server10 import header_ok
 from amqpspec.wire.amqp10 import ProtocolHeader, SASLFrame, Symbol, frame, spec
@@ -32,6 +34,24 @@ def _sasl(ctx: Context, mechanisms: tuple[str, ...]):  # type: ignore[no-untyped
         p.finish(0.2)
         raise Skip("the client does not use SASL (it opened with the AMQP header)")
     return p
+
+
+def _inits_after_offer(p, mechanisms: Any) -> tuple[Any, list[Any]]:  # type: ignore[no-untyped-def]
+    """Sends the SASL header and our own sasl-mechanisms holding ``mechanisms`` (the field as it
+    goes on the wire: an array of symbols, or one symbol); returns what the client sent within
+    1.5 x QUICK and the sasl-inits among it."""
+    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=mechanisms)))
+    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
+    return obs, [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+
+
+def _open_after_success(p) -> None:  # type: ignore[no-untyped-def]
+    """After a sasl-init we take: our successful outcome, then the headers and opens as usual."""
+    p.peer.send(frame(spec.SaslOutcome(code=0)))
+    p.peer.reader.expect_header()
+    p.peer.stage = "sasl"
+    p.handshake()
+    p.serve()
 
 
 def _header_follows(ctx: Context, p) -> None:  # type: ignore[no-untyped-def]
@@ -121,9 +141,7 @@ def skips_unknown(ctx: Context) -> None:
 def no_usable_mechanism(ctx: Context) -> None:
     offered = ("AMQPSPEC-X-ONLY",)
     p = _sasl(ctx, offered)
-    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol(m) for m in offered])))
-    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
-    inits = [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+    obs, inits = _inits_after_offer(p, [Symbol(m) for m in offered])
     wrong = [str(i.mechanism) for i in inits if str(i.mechanism) not in offered]
     ctx.record(not wrong, expected=f"no sasl-init naming a mechanism outside {list(offered)} (closing is the way out)",
                observed=f"sasl-init mechanism {wrong[0]!r}" if wrong else obs.describe().replace("by broker", "by the client"))
@@ -156,20 +174,14 @@ def anonymous_only(ctx: Context) -> None:
     # client's credentials give it no licence to choose PLAIN, which was not offered
     offered = ("ANONYMOUS",)
     p = _sasl(ctx, offered)
-    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=[Symbol(m) for m in offered])))
-    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
-    inits = [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+    obs, inits = _inits_after_offer(p, [Symbol(m) for m in offered])
     wrong = [str(i.mechanism) for i in inits if str(i.mechanism) not in offered]
     ctx.record(not wrong, expected="sasl-init naming ANONYMOUS, or no sasl-init (the client closes)",
                observed=f"sasl-init mechanism {wrong[0]!r}" if wrong else
                (f"sasl-init mechanism {str(inits[0].mechanism)!r}" if inits else
                 obs.describe().replace("by broker", "by the client")))
     if inits and not wrong:   # on with the opening: our outcome, then headers and opens as usual
-        p.peer.send(frame(spec.SaslOutcome(code=0)))
-        p.peer.reader.expect_header()
-        p.peer.stage = "sasl"
-        p.handshake()
-        p.serve()
+        _open_after_success(p)
     elif inits:
         p.peer.send(frame(spec.SaslOutcome(code=1)))
     p.finish()
@@ -194,17 +206,11 @@ def single_mechanism(ctx: Context) -> None:
     # the type system every implementation "MUST implement" (0.2/3) lets a multiple field hold one
     # value without an array (1.4): the mechanism offered that way is offered all the same
     p = _sasl(ctx, ("PLAIN",))
-    p.peer.send(ProtocolHeader.sasl(), frame(spec.SaslMechanisms(sasl_server_mechanisms=Symbol("PLAIN"))))
-    obs = p.peer.observe(QUICK * 1.5, reply_close=False, stop=lambda f: isinstance(f, SASLFrame))
-    inits = [f.body for f in obs.received if isinstance(f, SASLFrame) and isinstance(f.body, spec.SaslInit)]
+    obs, inits = _inits_after_offer(p, Symbol("PLAIN"))
     chosen = str(inits[0].mechanism) if inits else None
     ctx.record(chosen == "PLAIN", expected="sasl-init with mechanism PLAIN (the one offered, as a single symbol)",
                observed=f"sasl-init mechanism {chosen!r}" if inits else
                "no sasl-init: " + obs.describe().replace("by broker", "by the client"))
     if chosen == "PLAIN":   # on with the opening: our outcome, then headers and opens as usual
-        p.peer.send(frame(spec.SaslOutcome(code=0)))
-        p.peer.reader.expect_header()
-        p.peer.stage = "sasl"
-        p.handshake()
-        p.serve()
+        _open_after_success(p)
     p.finish()
