@@ -6,13 +6,13 @@ from typing import Any, NoReturn
 from amqpspec.case import Context, Skip
 from amqpspec.client.drivers import DriverOutcome
 from amqpspec.client.session import Play, play
-from amqpspec.peer.amqp091 import Observation
+from amqpspec.peer.amqp091 import Observation, UnexpectedReply
 from amqpspec.peer.base import PeerError
-from amqpspec.verify import Verifier
+from amqpspec.verify import SilentClose, Verifier
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
 __all__ = ["Play", "open_conversation", "unmet", "check", "error_closes", "describe_errors", "needs_driver", "after",
-           "methods_after", "stopped_on_open", "QUICK"]
+           "methods_after", "stopped_on_open", "handshake_goes_on", "closes_silently_on", "QUICK"]
 
 QUICK = 2.0   # seconds to watch for a reaction that should come at once
 
@@ -92,3 +92,30 @@ def stopped_on_open(p: Play) -> tuple[Observation, int]:
     if not stopped:
         unmet("channel.open", answer)
     return answer, stopped[0]
+
+
+def handshake_goes_on(ctx: Context, properties: dict[str, Any], expected: str, guideline: str = "") -> None:
+    """Offers the connect workload a connection.start carrying ``properties``, and records whether
+    the handshake went on (start-ok, tune-ok and open followed); then lets the workload end."""
+    p = play(ctx, "connect")
+    try:
+        p.handshake(properties=properties)
+        ok, observed = True, "start-ok, tune-ok and open followed"
+    except UnexpectedReply as exc:
+        ok, observed = False, str(exc)
+    ctx.record(ok, guideline=guideline, expected=expected, observed=observed)
+    if ok:
+        p.serve()
+    p.finish()
+
+
+def closes_silently_on(ctx: Context, upto: str, *frames: Any) -> None:
+    """Takes the connect workload's handshake up to ``upto`` (header: the client's protocol header
+    read), sends ``frames`` in place of what comes next, and checks that the client closes the
+    socket without sending anything -- its answer to a bad peer before the connection is open."""
+    p = play(ctx, "connect")
+    p.handshake(upto=upto)
+    p.peer.send(*frames)
+    obs = p.serve(QUICK * 2)
+    check(ctx, obs, SilentClose())
+    p.finish()

@@ -10,9 +10,11 @@ from amqpspec.client.session import Play
 from amqpspec.peer.amqp091 import Observation
 from amqpspec.wire.amqp091 import MethodFrame
 
-from ._client import QUICK, describe_errors, error_closes, needs_driver, open_conversation, unmet
+from amqpspec.verify import ChannelException
 
-__all__ = ["serve_confirms", "sending", "no_exception", "hears", "three_outstanding"]
+from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
+
+__all__ = ["serve_confirms", "sending", "refused", "no_exception", "hears", "three_outstanding", "three_answered"]
 
 # what the responder does with a publish's sequence number: True acks it, False nacks it,
 # None sends no confirm of its own (the case sent what it wanted)
@@ -41,6 +43,14 @@ def serve_confirms(ctx: Context, count: int, confirm: Callable[[Play], Confirm] 
     if not p.responder.publish_seq:
         unmet("a publish on a confirm channel" if count == 1 else "publishes on a confirm channel", obs)
     return p, obs
+
+
+def refused(ctx: Context, methods: Callable[[int], Sequence[object]], then: bool | None = None) -> None:
+    """One publish, answered with ``methods(seq)`` (then the responder's ``then``) that name a
+    message no longer unacknowledged: the client must refuse them with channel exception 406."""
+    p, obs = serve_confirms(ctx, 1, lambda p: sending(p, methods, then), QUICK * 2)
+    check(ctx, obs, ChannelException(406))
+    p.finish()
 
 
 def no_exception(ctx: Context, what: str, *observations: Observation, guideline: str = "") -> None:
@@ -75,3 +85,16 @@ def three_outstanding(p: Play, why: str) -> tuple[Observation, int]:
             raise Skip("the client publishes the next message only after the previous one is confirmed: " + why)
         unmet("three publishes on a confirm channel", first)
     return first, p.responder.contents[-1].channel
+
+
+def three_answered(ctx: Context, why: str, methods: Sequence[object], acked: bool, what: str, guideline: str = "",
+                   heard: str = "the application hears every confirm") -> None:
+    """Three publishes held outstanding (skipped, ``why``, for a client that waits for each
+    confirm), then answered together by ``methods``: no exception (``what``), and the
+    application hears all three confirmed as ``acked`` (``heard``)."""
+    p = open_conversation(ctx, "confirm", count=3)
+    first, ch = three_outstanding(p, why)
+    p.peer.send(*(MethodFrame(ch, m) for m in methods))  # type: ignore[arg-type]
+    obs = p.serve()
+    no_exception(ctx, what, first, obs, guideline=guideline)
+    hears(ctx, p, acked, {1, 2, 3}, guideline, what=heard)

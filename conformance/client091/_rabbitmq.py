@@ -1,12 +1,15 @@
 """What the cases of RabbitMQ's server-sent extensions share: the capability a client must
-announce before the server may send it the method, and a connection blocked from its open."""
+announce before the server may send it the method, and a connection blocked from its open
+(with the check that nothing is published while it is)."""
 from __future__ import annotations
+
+import time
 
 from amqpspec.case import Context, Skip
 from amqpspec.client.session import Play, play
 from amqpspec.wire.amqp091 import MethodFrame, spec, to_plain
 
-__all__ = ["announced", "blocked_at_open"]
+__all__ = ["announced", "blocked_at_open", "holds_while_blocked"]
 
 
 def announced(p: Play, capability: str) -> None:
@@ -29,3 +32,21 @@ def blocked_at_open(ctx: Context, workload: str, count: int) -> Play:
     p.handshake(open_ok=MethodFrame(0, spec.ConnectionOpenOk()).encode()
                 + MethodFrame(0, spec.ConnectionBlocked("amqpspec: low on resources")).encode())
     return p
+
+
+def holds_while_blocked(ctx: Context, workload: str, count: int, hold: float, guideline: str, *,
+                        timed: bool = False) -> None:
+    """Blocked at open, the client publishes nothing in ``hold`` s; then it is unblocked and the
+    workload ends. ``timed``: publishes seen are reported with the time since the block."""
+    p = blocked_at_open(ctx, workload, count)
+    blocked_at = time.monotonic()
+    during = p.serve(hold)
+    published = during.methods("basic.publish")
+    p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
+    p.serve()
+    when = (f"within {time.monotonic() - blocked_at:.1f} s of connection.blocked" if timed
+            else "while the connection was blocked")
+    ctx.record(not published, expected=f"no basic.publish in the {hold:g} s the connection is blocked",
+               observed=f"{len(published)} basic.publish {when}" if published else "nothing published while blocked",
+               guideline=guideline)
+    p.finish()

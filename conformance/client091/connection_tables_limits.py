@@ -22,14 +22,11 @@ import decimal
 from typing import Any
 
 from amqpspec.case import Context, case
-from amqpspec.client.session import play
-from amqpspec.peer.amqp091 import UnexpectedReply
 from amqpspec.peer.server091 import server_properties
-from amqpspec.verify import SilentClose
 from amqpspec.wire.amqp091 import HeaderFrame, MethodFrame, spec
 from amqpspec.wire.amqp091.table import FieldArray, FieldTable, FieldValue
 
-from ._client import QUICK, check, open_conversation, unmet
+from ._client import closes_silently_on, handshake_goes_on, open_conversation, unmet
 
 FIELD_TYPES = ("The valid field types for tables are an extension of the native integer, bit, string, and "
                "timestamp types, and are shown in the grammar.")
@@ -52,17 +49,7 @@ EVERY_TYPE = {
 def reads_every_field_type(ctx: Context) -> None:
     props = server_properties()
     props["amqpspec-field-types"] = dict(EVERY_TYPE)
-    p = play(ctx, "connect")
-    try:
-        p.handshake(properties=props)
-        ok, observed = True, "start-ok, tune-ok and open followed"
-    except UnexpectedReply as exc:
-        ok, observed = False, str(exc)
-    ctx.record(ok, guideline=FIELD_TYPES, expected="the handshake goes on after connection.start",
-               observed=observed)
-    if ok:
-        p.serve()
-    p.finish()
+    handshake_goes_on(ctx, props, "the handshake goes on after connection.start", FIELD_TYPES)
 
 
 def _duplicates(value: Any, where: str, out: list[str]) -> None:
@@ -109,9 +96,4 @@ def no_duplicate_fields(ctx: Context) -> None:
             "socket without sending anything",
       clauses=("amqp091:connection.tune.frame-max/minimum", "amqp091:2.2.4/1"))
 def refuses_small_frame_max(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="start-ok")
-    p.peer.send(MethodFrame(0, spec.ConnectionTune(2047, 1024, 0)))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "start-ok", MethodFrame(0, spec.ConnectionTune(2047, 1024, 0)))

@@ -20,12 +20,11 @@ from __future__ import annotations
 import time
 
 from amqpspec.case import Context, case
-from amqpspec.verify import ChannelException
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
-from ._client import QUICK, check, describe_errors, error_closes, needs_driver, open_conversation, unmet
-from ._confirm import hears, no_exception, sending, serve_confirms, three_outstanding
-from ._rabbitmq import announced, blocked_at_open
+from ._client import QUICK, describe_errors, error_closes, needs_driver, open_conversation, unmet
+from ._confirm import no_exception, refused, serve_confirms, three_answered
+from ._rabbitmq import announced, holds_while_blocked
 
 NACK_HANDLED = ("rabbitmq091:basic.nack/04",)
 NO_TIMING = ("rabbitmq091:confirm/time-guarantees",)
@@ -92,16 +91,7 @@ def takes_server_cancel(ctx: Context) -> None:
       title="after connection.blocked (client announced connection.blocked) nothing is published until unblocked",
       guideline=BLOCKED)
 def holds_publishes(ctx: Context) -> None:
-    p = blocked_at_open(ctx, "publish", 3)
-    blocked_at = time.monotonic()
-    during = p.serve(HOLD_S)
-    published = [f for f in during.methods("basic.publish")]
-    p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
-    p.serve()
-    ctx.record(not published, expected=f"no basic.publish in the {HOLD_S:g} s the connection is blocked",
-               observed=f"{len(published)} basic.publish within {time.monotonic() - blocked_at:.1f} s of connection.blocked"
-               if published else "nothing published while blocked", guideline=BLOCKED)
-    p.finish()
+    holds_while_blocked(ctx, "publish", 3, HOLD_S, BLOCKED, timed=True)
 
 
 @case("amqp091/rabbitmq.basic.nack/client-rejects-nack-of-unknown-tag", role="client",
@@ -112,19 +102,12 @@ def rejects_unknown_nack(ctx: Context) -> None:
     "the receiving peer": a non-zero delivery-tag must refer to an unacknowledged, delivered
     (here: published) message, else a channel exception (on-failure precondition-failed)."""
     # the stray nack goes first, then the responder's ack of the real publish
-    p, obs = serve_confirms(ctx, 1, lambda p: sending(p, lambda seq: (spec.BasicNack(99, False, False),), then=True),
-                            QUICK * 2)
-    check(ctx, obs, ChannelException(406))
-    p.finish()
+    refused(ctx, lambda seq: (spec.BasicNack(99, False, False),), then=True)
 
 
 @case("amqp091/rabbitmq.confirm/client-takes-multiple-ack", role="client",
       title="one basic.ack with multiple set confirms all three publishes up to its tag",
       guideline=MULTIPLE)
 def takes_multiple_ack(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=3)
-    first, ch = three_outstanding(p, "no single ack can cover several of its messages")
-    p.peer.send(MethodFrame(ch, spec.BasicAck(3, True)))
-    obs = p.serve()
-    no_exception(ctx, "no exception for the multiple ack", first, obs, guideline=MULTIPLE)
-    hears(ctx, p, True, {1, 2, 3}, MULTIPLE, what="the application hears all three confirmed")
+    three_answered(ctx, "no single ack can cover several of its messages", [spec.BasicAck(3, True)], True,
+                   "no exception for the multiple ack", MULTIPLE, heard="the application hears all three confirmed")

@@ -16,7 +16,7 @@ from amqpspec.case import Context, Skip, case
 from amqpspec.wire.amqp091 import MethodFrame, spec
 
 from ._client import QUICK, describe_errors, error_closes
-from ._rabbitmq import blocked_at_open
+from ._rabbitmq import blocked_at_open, holds_while_blocked
 
 BLOCKED = "This method indicates that a connection has been blocked and does not accept new publishes."
 UNBLOCKED = "This method indicates that a connection has been unblocked and now accepts publishes."
@@ -28,15 +28,7 @@ SHORT_HOLD_S = 0.5
       title="after connection.blocked nothing is published on a confirm channel until unblocked",
       guideline=BLOCKED)
 def holds_confirmed_publishes(ctx: Context) -> None:
-    p = blocked_at_open(ctx, "confirm", 2)
-    during = p.serve(HOLD_S)
-    published = during.methods("basic.publish")
-    p.peer.send(MethodFrame(0, spec.ConnectionUnblocked()))
-    p.serve()
-    ctx.record(not published, expected=f"no basic.publish in the {HOLD_S:g} s the connection is blocked",
-               observed=f"{len(published)} basic.publish while the connection was blocked"
-               if published else "nothing published while blocked", guideline=BLOCKED)
-    p.finish()
+    holds_while_blocked(ctx, "confirm", 2, HOLD_S, BLOCKED)
 
 
 @case("amqp091/rabbitmq.connection.unblocked/client-publishes-after-unblocked", role="client",

@@ -25,11 +25,10 @@ transactions: "The client can only use this method on a non-transactional channe
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.verify import ChannelException
-from amqpspec.wire.amqp091 import MethodFrame, spec
+from amqpspec.wire.amqp091 import spec
 
-from ._client import QUICK, check, needs_driver, open_conversation, unmet
-from ._confirm import hears, no_exception, sending, serve_confirms, three_outstanding
+from ._client import needs_driver, open_conversation, unmet
+from ._confirm import hears, no_exception, refused, sending, serve_confirms, three_answered
 from ._settle import no_turning_away, serve_preloaded
 
 NOT_SELECTING = ("rabbitmq091:basic.nack/03",)
@@ -63,10 +62,7 @@ def nacks_no_fetched(ctx: Context) -> None:
 def _refuses_second_confirm(ctx: Context, first: spec.BasicAck | spec.BasicNack) -> None:
     """The publish is confirmed with ``first`` and then nacked: the nack names a message that
     is no longer unacknowledged, which the client must refuse with channel exception 406."""
-    p, obs = serve_confirms(ctx, 1, lambda p: sending(p, lambda seq: (first, spec.BasicNack(seq, False, False))),
-                            QUICK * 2)
-    check(ctx, obs, ChannelException(406))
-    p.finish()
+    refused(ctx, lambda seq: (first, spec.BasicNack(seq, False, False)))
 
 
 @case("amqp091/rabbitmq.basic.nack/client-refuses-second-nack", role="client",
@@ -131,24 +127,16 @@ LATER_FIRST = "no confirm can come for a later message before an earlier one"
       title="one basic.nack with multiple set rejects all three publishes up to its tag, and the application hears it",
       guideline=NACK_MULTIPLE)
 def takes_nack_multiple(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=3)
-    first, ch = three_outstanding(p, LATER_FIRST)
-    p.peer.send(MethodFrame(ch, spec.BasicNack(3, True, False)))
-    obs = p.serve()
-    no_exception(ctx, "no exception for the multiple nack", first, obs, guideline=NACK_MULTIPLE)
-    hears(ctx, p, False, {1, 2, 3}, NACK_MULTIPLE)
+    three_answered(ctx, LATER_FIRST, [spec.BasicNack(3, True, False)], False, "no exception for the multiple nack",
+                   NACK_MULTIPLE)
 
 
 @case("amqp091/rabbitmq.confirm/client-takes-confirms-out-of-order", role="client",
       title="acks for three publishes sent third, second, first are each taken, with no exception",
       clauses=NO_TIMING)
 def takes_out_of_order(ctx: Context) -> None:
-    p = open_conversation(ctx, "confirm", count=3)
-    first, ch = three_outstanding(p, LATER_FIRST)
-    p.peer.send(*(MethodFrame(ch, spec.BasicAck(n, False)) for n in (3, 2, 1)))
-    obs = p.serve()
-    no_exception(ctx, "no exception for the reordered confirms", first, obs)
-    hears(ctx, p, True, {1, 2, 3})
+    three_answered(ctx, LATER_FIRST, [spec.BasicAck(n, False) for n in (3, 2, 1)], True,
+                   "no exception for the reordered confirms")
 
 
 @case("amqp091/rabbitmq.basic.nack/client-ignores-requeue-of-nack", role="client",

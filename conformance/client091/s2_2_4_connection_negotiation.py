@@ -10,11 +10,9 @@ client cannot use: it closes the socket, with no connection.close.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.client.session import play
-from amqpspec.verify import SilentClose
 from amqpspec.wire.amqp091 import MethodFrame, RawFrame, spec
 
-from ._client import QUICK, check
+from ._client import closes_silently_on
 
 BEFORE_OPEN = ("amqp091:2.2.4/1",)
 
@@ -23,45 +21,27 @@ BEFORE_OPEN = ("amqp091:2.2.4/1",)
       title="open-ok in place of connection.tune makes the client close the socket without sending anything",
       clauses=BEFORE_OPEN)
 def skipped_tune(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="start-ok")
-    p.peer.send(MethodFrame(0, spec.ConnectionOpenOk()))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "start-ok", MethodFrame(0, spec.ConnectionOpenOk()))
 
 
 @case("amqp091/2.2.4/client-closes-on-tune-on-channel-1", role="client",
       title="connection.tune on channel 1 makes the client close the socket without sending anything",
       clauses=BEFORE_OPEN)
 def tune_on_channel_one(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="start-ok")
-    p.peer.send(MethodFrame(1, spec.ConnectionTune(2047, 131072, 0)))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "start-ok", MethodFrame(1, spec.ConnectionTune(2047, 131072, 0)))
 
 
 @case("amqp091/2.2.4/client-closes-on-no-usable-mechanism", role="client",
       title="a connection.start offering only an unknown SASL mechanism makes the client close the socket silently",
       clauses=BEFORE_OPEN)
 def no_usable_mechanism(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="header")
-    p.peer.send(MethodFrame(0, spec.ConnectionStart(0, 9, {"product": "amqpspec"}, b"X-AMQPSPEC-UNKNOWN", b"en_US")))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "header", MethodFrame(0, spec.ConnectionStart(0, 9, {"product": "amqpspec"},
+                                                                     b"X-AMQPSPEC-UNKNOWN", b"en_US")))
 
 
 @case("amqp091/2.2.4/client-closes-on-unknown-frame-before-open", role="client",
       title="a frame of undefined type 9 during negotiation makes the client close the socket without sending anything",
       clauses=BEFORE_OPEN + ("amqp091:4.2.3/2",))
 def unknown_frame_before_open(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="start-ok")
-    p.peer.send(RawFrame(0, type=9, data=b"amqpspec"), MethodFrame(0, spec.ConnectionTune(2047, 131072, 0)))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "start-ok", RawFrame(0, type=9, data=b"amqpspec"),
+                       MethodFrame(0, spec.ConnectionTune(2047, 131072, 0)))

@@ -17,10 +17,9 @@ from amqpspec.case import Context, case
 from amqpspec.client.session import client_target, play
 from amqpspec.peer.base import DeadlineExceeded
 from amqpspec.peer.server091 import protocol_header_ok
-from amqpspec.verify import SilentClose
 from amqpspec.wire.amqp091 import MethodFrame, ProtocolHeader, spec
 
-from ._client import QUICK, check
+from ._client import closes_silently_on
 
 
 @case("amqp091/4.2.2/client-sends-protocol-header", role="client",
@@ -39,12 +38,8 @@ def sends_header(ctx: Context) -> None:
       title="a connection.start proposing a version the client cannot handle makes it close the socket silently",
       clauses=("amqp091:connection.start/client-support",))
 def refuses_unknown_version(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="header")
-    p.peer.send(MethodFrame(0, spec.ConnectionStart(7, 7, {"product": "amqpspec"}, b"PLAIN", b"en_US")))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "header",
+                       MethodFrame(0, spec.ConnectionStart(7, 7, {"product": "amqpspec"}, b"PLAIN", b"en_US")))
 
 
 @case("amqp091/4.2.2/client-retries-lower-version", role="client",

@@ -22,11 +22,10 @@ content frames are never on channel 0.
 from __future__ import annotations
 
 from amqpspec.case import Context, case
-from amqpspec.client.session import play
 from amqpspec.verify import AnyClose, ConnectionException, SilentClose
 from amqpspec.wire.amqp091 import BodyFrame, HeaderFrame, MethodFrame, RawFrame, spec
 
-from ._client import QUICK, check, open_conversation, unmet
+from ._client import QUICK, check, closes_silently_on, open_conversation, unmet
 
 CHANNEL_NUMBERS = ("The channel number is 0 for all frames which are global to the connection and 1-65535 for "
                    "frames that refer to specific channels.")
@@ -78,12 +77,7 @@ def frame_end_before_decoding(ctx: Context) -> None:
       title="a connection.tune ending in 0x00 instead of 0xCE makes the client close the socket without sending anything",
       clauses=("amqp091:2.2.4/1", "amqp091:4.2.3/4"))
 def bad_frame_end_before_open(ctx: Context) -> None:
-    p = play(ctx, "connect")
-    p.handshake(upto="start-ok")
-    p.peer.send(MethodFrame(0, spec.ConnectionTune(2047, 131072, 0), end=0))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "start-ok", MethodFrame(0, spec.ConnectionTune(2047, 131072, 0), end=0))
 
 
 @case("amqp091/2.2.4/client-closes-on-start-on-channel-1", role="client",
@@ -93,12 +87,8 @@ def start_on_channel_one(ctx: Context) -> None:
     """4.2.3/9 asks for a connection exception (503) for a connection method on a channel
     other than 0; before open, 2.2.4/1 leaves no close method to send it with: the socket
     alone ends, as in the case of connection.tune on channel 1."""
-    p = play(ctx, "connect")
-    p.handshake(upto="header")
-    p.peer.send(MethodFrame(1, spec.ConnectionStart(0, 9, {"product": "amqpspec"}, b"PLAIN AMQPLAIN", b"en_US")))
-    obs = p.serve(QUICK * 2)
-    check(ctx, obs, SilentClose())
-    p.finish()
+    closes_silently_on(ctx, "header", MethodFrame(1, spec.ConnectionStart(0, 9, {"product": "amqpspec"},
+                                                                     b"PLAIN AMQPLAIN", b"en_US")))
 
 
 @case("amqp091/4.2.3/client-channel-frames-on-nonzero-channel", role="client",

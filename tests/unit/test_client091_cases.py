@@ -148,19 +148,36 @@ def _run(case_ids: list[str], fault: str) -> dict[str, tuple[Verdict, str]]:
     return {r.case: (r.verdict, r.reason) for r in results}
 
 
-@pytest.fixture(scope="module")
-def verdicts() -> dict[str, dict[str, tuple[Verdict, str]]]:
-    """Verdicts of the correct client ("") and of each fault, for the cases that look for it."""
+def run_faults(faults: dict[str, str], parts: int) -> dict[str, dict[str, tuple[Verdict, str]]]:
+    """Runs every case of ``faults`` (case id -> the fault it must catch) against the correct
+    scripted client (split in ``parts`` runs) and against each fault, runs side by side;
+    returns the verdicts by fault ("" for the correct client), then by case."""
     by_fault: dict[str, list[str]] = {}
-    for case_id, fault in FAULTS.items():
+    for case_id, fault in faults.items():
         by_fault.setdefault(fault, []).append(case_id)
-    chunks = [("", ids[i::4]) for ids in [sorted(FAULTS)] for i in range(4)] + list(by_fault.items())
+    chunks = [("", ids[i::parts]) for ids in [sorted(faults)] for i in range(parts)] + list(by_fault.items())
     with ThreadPoolExecutor(max_workers=6) as pool:
         done = list(pool.map(lambda job: (job[0], _run(job[1], job[0])), chunks))
     out: dict[str, dict[str, tuple[Verdict, str]]] = {}
     for fault, found in done:
         out.setdefault(fault, {}).update(found)
     return out
+
+
+def assert_passes(verdicts: dict[str, dict[str, tuple[Verdict, str]]], case_id: str) -> None:
+    verdict, reason = verdicts[""][case_id]
+    assert verdict is Verdict.PASSED, reason
+
+
+def assert_not_passed(verdicts: dict[str, dict[str, tuple[Verdict, str]]], fault: str, case_id: str) -> None:
+    verdict, reason = verdicts[fault][case_id]
+    assert verdict in NOT_PASSED, f"{fault}: {verdict.value} {reason}"
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, dict[str, tuple[Verdict, str]]]:
+    """Verdicts of the correct client ("") and of each fault, for the cases that look for it."""
+    return run_faults(FAULTS, 4)
 
 
 def test_every_client_case_names_its_fault() -> None:
@@ -173,11 +190,9 @@ def test_every_client_case_names_its_fault() -> None:
 
 @pytest.mark.parametrize("case_id", sorted(FAULTS))
 def test_correct_client_passes(verdicts, case_id: str) -> None:  # type: ignore[no-untyped-def]
-    verdict, reason = verdicts[""][case_id]
-    assert verdict is Verdict.PASSED, reason
+    assert_passes(verdicts, case_id)
 
 
 @pytest.mark.parametrize("case_id", sorted(FAULTS))
 def test_faulty_client_does_not_pass(verdicts, case_id: str) -> None:  # type: ignore[no-untyped-def]
-    verdict, reason = verdicts[FAULTS[case_id]][case_id]
-    assert verdict in NOT_PASSED, f"{FAULTS[case_id]}: {verdict.value} {reason}"
+    assert_not_passed(verdicts, FAULTS[case_id], case_id)

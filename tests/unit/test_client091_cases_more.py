@@ -4,13 +4,11 @@ scripted correct client and does not pass against the same client with the one f
 looks for."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from amqpspec.case import discover
 from amqpspec.result import Verdict
-from tests.unit.test_client091_cases import NOT_PASSED, _run
+from tests.unit.test_client091_cases import assert_not_passed, assert_passes, run_faults
 
 #: the fault of the scripted client each case must catch
 FAULTS = {
@@ -47,16 +45,7 @@ FAULTS = {
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict[str, tuple[Verdict, str]]]:
     """Verdicts of the correct client ("") and of each fault, for the cases that look for it."""
-    by_fault: dict[str, list[str]] = {}
-    for case_id, fault in FAULTS.items():
-        by_fault.setdefault(fault, []).append(case_id)
-    chunks = [("", ids[i::3]) for ids in [sorted(FAULTS)] for i in range(3)] + list(by_fault.items())
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        done = list(pool.map(lambda job: (job[0], _run(job[1], job[0])), chunks))
-    out: dict[str, dict[str, tuple[Verdict, str]]] = {}
-    for fault, found in done:
-        out.setdefault(fault, {}).update(found)
-    return out
+    return run_faults(FAULTS, 3)
 
 
 def test_cases_exist() -> None:
@@ -66,11 +55,9 @@ def test_cases_exist() -> None:
 
 @pytest.mark.parametrize("case_id", sorted(FAULTS))
 def test_correct_client_passes(verdicts, case_id: str) -> None:  # type: ignore[no-untyped-def]
-    verdict, reason = verdicts[""][case_id]
-    assert verdict is Verdict.PASSED, reason
+    assert_passes(verdicts, case_id)
 
 
 @pytest.mark.parametrize("case_id", sorted(FAULTS))
 def test_faulty_client_does_not_pass(verdicts, case_id: str) -> None:  # type: ignore[no-untyped-def]
-    verdict, reason = verdicts[FAULTS[case_id]][case_id]
-    assert verdict in NOT_PASSED, f"{FAULTS[case_id]}: {verdict.value} {reason}"
+    assert_not_passed(verdicts, FAULTS[case_id], case_id)
