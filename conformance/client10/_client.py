@@ -137,5 +137,16 @@ def at_most_one_delivery(ctx: Context, p: Play, rcv: Any, expected: str, *, show
     p.finish()
 
 
+def idle_conversation(ctx: Context, *, timeout: float, heartbeat: float, why: str = "") -> tuple[Play, int]:
+    """The idle workload, opened; returns the play and the idle-time-out (ms) the client announced
+    in its open. Skipped when it announced none (``why``: what the case then cannot see)."""
+    p = open_conversation(ctx, "idle", timeout=timeout, heartbeat=heartbeat)
+    idle = p.peer.negotiated.idle_time_out
+    if not idle:
+        p.finish(0.2)
+        raise Skip("the client announced no idle-time-out" + (f": {why}" if why else ""))
+    return p, idle
+
+
 def client_closed(obs: Observation) -> str:
     return obs.describe().replace("by broker", "by the client")

@@ -16,7 +16,7 @@ from amqpspec.case import Context, Skip, case
 from amqpspec.clauses import Level
 from amqpspec.wire.amqp10 import EmptyFrame
 
-from ._client import client_closed, named, open_conversation
+from ._client import client_closed, idle_conversation, named
 
 SILENCE = 1.3     # times the announced idle-time-out the server stays silent (below the threshold of 2)
 LONGEST = 3000    # ms: a longer announced idle-time-out is not waited out here
@@ -27,11 +27,7 @@ LONGEST = 3000    # ms: a longer announced idle-time-out is not waited out here
       clauses=("amqp10:2.4.5/3",))
 def waits_twice(ctx: Context) -> None:
     # heartbeat 2 s: an announced time-out of 1 or 2 s leaves room either side of 1.3 T on a busy machine
-    p = open_conversation(ctx, "idle", timeout=8, heartbeat=2)
-    idle = p.peer.negotiated.idle_time_out
-    if not idle:
-        p.finish(0.2)
-        raise Skip("the client announced no idle-time-out")
+    p, idle = idle_conversation(ctx, timeout=8, heartbeat=2)
     if idle > LONGEST:
         p.finish(0.2)
         raise Skip(f"the client's idle-time-out ({idle} ms) is longer than this case waits")

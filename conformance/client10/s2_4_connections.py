@@ -22,7 +22,8 @@ from amqpspec.clauses import Level
 from amqpspec.peer.amqp10 import error_condition, performative_name
 from amqpspec.wire.amqp10 import AMQPFrame, EmptyFrame, spec
 
-from ._client import QUICK, after, client_closed, describe_frames, error, named, open_conversation, play
+from ._client import (QUICK, after, client_closed, describe_frames, error, idle_conversation, named, open_conversation,
+                      play)
 
 SLACK = 1.0   # seconds allowed beyond a time-out for a loaded machine
 
@@ -165,11 +166,7 @@ def honours_idle_time_out(ctx: Context) -> None:
       title="a client that announced an idle-time-out closes with an error when the server stays silent past twice it",
       clauses=("amqp10:2.4.5/1",))
 def detects_silence(ctx: Context) -> None:
-    p = open_conversation(ctx, "idle", timeout=9, heartbeat=1)
-    idle = p.peer.negotiated.idle_time_out
-    if not idle:
-        p.finish(0.2)
-        raise Skip("the client announced no idle-time-out: it does not watch for a silent server")
+    p, idle = idle_conversation(ctx, timeout=9, heartbeat=1, why="it does not watch for a silent server")
     limit = 2 * idle / 1000 + SLACK
     if limit > ctx.remaining() - 2:
         p.finish(0.2)
