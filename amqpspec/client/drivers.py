@@ -127,6 +127,11 @@ def _shell(command: str, cwd: Path, timeout: float) -> tuple[int, str, str]:
     return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
 
 
+#: what Python prints for an exception that nobody caught while the process went on: a thread's
+#: excepthook, asyncio's handler of a task, future or callback that raised
+UNCAUGHT_MARKERS = ("Exception in thread ", "exception was never retrieved", "Exception in callback ")
+
+
 @dataclass
 class DriverOutcome:
     """How a driver run ended: its events and exit, and whether that was a crash."""
@@ -143,14 +148,18 @@ class DriverOutcome:
     @property
     def crashed(self) -> bool:
         """Per the contract: exit 0 after done, 1 after an error event, 3 unsupported; any
-        other ending (a signal, a traceback, 1 without an error event) is a crash."""
+        other ending (a signal, an uncaught exception, 1 without an error event) is a crash, and
+        so is an ending by the contract after an exception nobody caught (a library thread or
+        asyncio task that died while the driver went on). A traceback the library only logged
+        (aiormq logs the reader's error, then raises it to the caller, who reports it as an
+        error event) is not a crash."""
         if self.killed or self.returncode is None:
             return False
-        if "Traceback (most recent call last)" in self.stderr_tail:
-            return True
         if self.returncode == EXIT_ERROR:
-            return not self.named("error")
-        return self.returncode not in (EXIT_DONE, EXIT_UNSUPPORTED)
+            by_contract = bool(self.named("error"))
+        else:
+            by_contract = self.returncode in (EXIT_DONE, EXIT_UNSUPPORTED)
+        return not by_contract or any(marker in self.stderr_tail for marker in UNCAUGHT_MARKERS)
 
     @property
     def unsupported(self) -> bool:

@@ -208,3 +208,16 @@ def test_a_client_that_floods_garbage_cannot_stall_a_case() -> None:
     assert result.verdict.value in ("error", "failed")
     assert took < 8.0
     assert len(result.transcript) <= 5001
+
+
+def test_a_logged_traceback_is_no_crash_but_a_dead_thread_is() -> None:
+    from amqpspec.client.drivers import DriverOutcome
+    logged = ("Cancelling cause reader exited abnormally\nTraceback (most recent call last):\n"
+              "  File \"x\", line 1\nInvalidFrameError: no frame size\n")
+    error = [{"event": "error", "type": "InvalidFrameError"}]
+    assert not DriverOutcome(events=error, returncode=1, stderr_tail=logged).crashed
+    thread = "Exception in thread reader:\nTraceback (most recent call last):\nIndexError: x\n"
+    assert DriverOutcome(events=[{"event": "done"}], returncode=0, stderr_tail=thread).crashed
+    task = "Task exception was never retrieved\nfuture: <Task ...>\nTraceback (most recent call last):\nKeyError\n"
+    assert DriverOutcome(events=error, returncode=1, stderr_tail=task).crashed
+    assert DriverOutcome(returncode=1, stderr_tail=logged).crashed  # exit 1 without the error event
