@@ -65,12 +65,13 @@ def header_mismatch(ctx: Context) -> None:
       clauses=("amqp10:0.2/1",))
 def reads_split_header(ctx: Context) -> None:
     # "perform protocol negotiation" (0.2/1) whatever the segmenting: the eight octets of our
-    # header are sent one by one, 3 ms apart, then the opening goes on as usual
+    # header are sent one by one, 20 ms apart (far enough apart that a loaded reader still meets them
+    # as separate reads), then the opening goes on as usual
     p = play(ctx, "connect")
     n = p.handshake(upto="header")
     sasl = n.first_header is not None and n.first_header.protocol_id == 3
     header = ProtocolHeader.sasl() if sasl else ProtocolHeader.amqp()
-    p.peer.send_slowly(header.encode(), chunk=1, pause=0.003)
+    p.peer.send_slowly(header.encode(), chunk=1, pause=0.02)
     try:
         n = p.handshake(sasl_header=b"") if sasl else p.handshake(amqp_header=b"")
     except PeerError as exc:

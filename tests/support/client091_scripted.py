@@ -227,6 +227,10 @@ class Client:
         if name == "channel.close":
             if not (ch in self.closing and "no-crossing-close-ok" in self.faults) and "no-channel-close-ok" not in self.faults:
                 self.method(ch, spec.ChannelCloseOk())
+                if ch not in self.closing and "publish-after-close" in self.faults:
+                    # the fault at once, not only if the workload still had messages to publish
+                    # (a fast client may have published them all before the server's close came)
+                    self.publish(ch, b"after close", key="amqpspec-q")
             if ch not in self.closing and "hide-close-code" in self.faults:
                 emit("closed", by="server")  # the fault: the application never learns the code
             elif ch not in self.closing:
