@@ -110,6 +110,7 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
     ``progress`` is told when each stage starts and ends (see ``progress.Stages``).
     """
     t_start = time.monotonic()
+    source_records.forget()   # the records of an earlier job in this process (a notebook, tests)
     stages = Stages(progress)
     out = Path(out_dir)
     _prepare_out(out)
@@ -146,6 +147,9 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             if rows is None:
                 rows = _empty(spark, _rows_schema(spark, catalog))
             rows = rows.persist(_keep())   # the aggregates read it again: no re-parse, no Parquet read back
+            # JUnit and the HTML report quote whole records: parsed in Python while the JVM
+            # works (the driver thread only waits on it from here on; see records.py)
+            source_records.prefetch([f.path for f in result_files if f.local])
             rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
             if finding_files:
                 parsed_findings = ingest.read_findings(spark, finding_files).persist(_keep())

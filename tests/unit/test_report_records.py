@@ -44,3 +44,25 @@ def test_a_rewritten_file_is_read_again(tmp_path: Path) -> None:
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert records.read_lines(f, {1}) == {1: {"case": "changed"}}
 
+
+
+def test_prefetch_parses_every_line_then_readers_do_not_read(tmp_path: Path, monkeypatch) -> None:
+    f = tmp_path / "r.jsonl"
+    _write(f, [json.dumps({"case": "a"}), "not json", json.dumps({"case": "c"})])
+    records.forget()
+    thread = records.prefetch([f])
+    assert thread is not None
+    thread.join(10)
+    opened: list[str] = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k))
+    assert records.read_lines(f, {1, 2, 3, 4}) == {1: {"case": "a"}, 3: {"case": "c"}}
+    assert opened == []
+
+
+def test_no_prefetch_of_a_large_input(tmp_path: Path, monkeypatch) -> None:
+    f = tmp_path / "r.jsonl"
+    _write(f, [json.dumps({"case": "a"})])
+    monkeypatch.setattr(records, "PREFETCH_MAX_BYTES", 3)
+    assert records.prefetch([f]) is None
+    assert records.prefetch([tmp_path / "gone.jsonl"]) is None
