@@ -19,6 +19,18 @@ SLICE_S = 0.25          # the serve loop looks at the driver (and its RSS) this 
 EXIT_GRACE_S = 0.3      # after the driver exits: time for its last frames to arrive
 
 
+def release(listener: Listener, proc: DriverProcess | None, watch: RssWatch | None, peer: Any) -> None:
+    """Ends what one example (or its replay) held, whatever of it was made: the RSS sampler, the
+    client's connection, a driver still running, the listening socket."""
+    if watch is not None:
+        watch.stop()
+    if peer is not None:
+        peer.close()
+    if proc is not None and proc.running():
+        proc.abort()
+    listener.close()
+
+
 class ExecutorBase:
     protocol = ""
 
@@ -72,13 +84,7 @@ class ExecutorBase:
                 return Run(out, self.observation([], "open", None), False, rss_peak=watch.peak,
                            notes=[str(exc)]), transcript
         finally:
-            if watch is not None:
-                watch.stop()
-            if peer is not None:
-                peer.close()
-            if proc is not None and proc.running():
-                proc.abort()
-            listener.close()
+            release(listener, proc, watch, peer)
 
     def serve_slices(self, example: Example, peer: Any, responder: Any, proc: DriverProcess, watch: RssWatch,
                      deadline: float, served: list[Any]) -> tuple[str, str | None]:

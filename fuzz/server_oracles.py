@@ -3,9 +3,10 @@
 In order (the first that applies names the finding):
 
 * ``crash`` -- the driver process ended in a way the driver contract (docs/drivers.md) calls a
-  crash: killed by a signal, a traceback, an exit status other than 0 (done), 1 after an
-  ``error`` event (a library error the driver caught) or 3 (unsupported). A library that
-  refuses hostile input with an exception its application can catch is not a crash.
+  crash: killed by a signal, an exit status other than 0 (done), 1 after an ``error`` event (a
+  library error the driver caught) or 3 (unsupported), or an exception nobody caught in a thread
+  or asyncio task (``DriverOutcome.crashed``). A library that refuses hostile input with an
+  exception its application can catch is not a crash, even if it also logs the traceback.
 * ``memory`` -- the driver's processes grew past ``--rss-limit`` (resident set size, sampled
   while the example runs, summed over the driver's session).
 * ``hang`` -- the driver was still running at the example's deadline and was killed. The

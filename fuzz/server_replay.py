@@ -24,6 +24,7 @@ from amqpspec.transcript import Transcript
 
 from .server_campaign import SERVER_KEY
 from .server_example import Expect
+from .server_exec import release
 from .server_oracles import RssWatch, Run, judge
 
 ANSWER_WAIT_S = 2.0
@@ -180,13 +181,7 @@ def replay_server_finding(path: str, driver: DriverSpec, *, rss_limit: int = 512
             sorted(verdict.clauses) == sorted(doc["signature"].get("clauses") or [])
         return ReplayResult(same, stored, observed, verdict.reason or obs.describe(), notes, sent)
     finally:
-        if watch is not None:
-            watch.stop()
-        if peer is not None:
-            peer.close()
-        if proc is not None and proc.running():
-            proc.abort()
-        listener.close()
+        release(listener, proc, watch, peer)
 
 
 def _identifiers(protocol: str, data: bytes) -> list[bytes]:
