@@ -72,9 +72,15 @@ def _check(url: str, password: str | None, stats: Any, out: Path, names: list[st
         bytes.fromhex(rec["input"]["hex"])
         if sig["violation"] in ("liveness", "memory", "control-loss"):
             continue  # campaign-level verdicts: not a property of one input
-        verdict = targets.replay(rec, target, window=1.0).verdict.violation
-        if verdict != sig["violation"]:  # one second chance: timing may decide a hang
+        # up to five tries: timing decides some reactions. RabbitMQ 3.10's plugin, given a
+        # session-less attach on channel 0, sometimes resets at once and sometimes answers the
+        # probe first (measured: 8 of 12 replays of one such finding reset); a finding that never
+        # comes back in five tries is a defect of the campaign or the replay
+        verdict = None
+        for _ in range(5):
             verdict = targets.replay(rec, target, window=1.0).verdict.violation
+            if verdict == sig["violation"]:
+                break
         if sig["violation"] == "hang":
             # silence past a 1 s window on a loaded machine need not come again: the replay must
             # run and judge, and may find the broker merely slow this time

@@ -124,7 +124,7 @@ def test_delete_is_bounded_by_its_budget_and_never_raises() -> None:
                                    reply_timeout=0.2)
         took = time.monotonic() - t0
     assert "left after the 1s budget" in problem
-    assert took < 3.0
+    assert took < 5.0  # the 1 s budget, not 50 names x 0.2 s (slack for a loaded machine)
 
 
 @pytest.mark.parametrize("behaviour", [hostile.silent, hostile.heartbeat_flood, hostile.garbage_stream,

@@ -56,7 +56,9 @@ def _stuck_forever(ctx: Context) -> None:
 def test_observe_ends_by_deadline(behaviour):
     with hostile.HostileServer(behaviour) as server:
         result, took = _run_one(server, _observe_after_header)
-    assert took < 4.0
+    # deadline 2 s + the runner's 1 s grace + cleanup; the flooding server shares this process's
+    # GIL, so a loaded CI machine stretches it (4.5 s seen): the bound tells an end from a hang
+    assert took < 7.0
     assert result.verdict in (Verdict.FAILED, Verdict.PASSED)
     assert len(result.transcript) <= 5001  # a flood does not grow the record without bound
 
@@ -66,7 +68,7 @@ def test_observe_ends_by_deadline(behaviour):
 def test_handshake_against_hostile_server_is_an_error_not_a_hang(behaviour):
     with hostile.HostileServer(behaviour) as server:
         result, took = _run_one(server, _handshake)
-    assert took < 4.5
+    assert took < 7.5  # as above: deadline, grace, cleanup, and a flood sharing the GIL
     assert result.verdict is Verdict.ERROR
     assert result.reason
 

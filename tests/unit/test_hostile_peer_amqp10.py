@@ -34,7 +34,9 @@ def test_1_0_case_ends_by_deadline_and_stays_bounded(behaviour, func):
         t0 = time.monotonic()
         [result] = Runner(Target.parse(server.url), [spec], RunOptions(seed=1, protocol="1.0", liveness=False)).run()
         took = time.monotonic() - t0
-    assert took < 5.0
+    # deadline 2 s + grace 1 s + cleanup; an in-process flood competes for the GIL on a loaded
+    # CI machine (5.1 s seen): the bound tells an end from a hang
+    assert took < 8.0
     assert result.verdict in (Verdict.FAILED, Verdict.ERROR, Verdict.PASSED)
     assert len(result.transcript) <= 5001
     assert sum(len(e.get("hex", "")) for e in result.transcript) < 20 << 20
