@@ -9,7 +9,9 @@ Kinds that rewrite the frame decode it with the product's codecs and encode it a
 (every field of those codecs is overridable, so a changed reply code or a flipped bit in a
 field is a one-line ``replace``); when the frame does not decode or does not re-encode to the
 octets it came as, they flip a bit in its payload instead, so that they always change
-something. The relay kinds (drop, dup, reorder, delay, withhold, fin, rst) act on the stream.
+something. "payload" changes one value inside the message a 1.0 transfer carries
+(:mod:`bench.mutation.message10`). The relay kinds (drop, dup, reorder, delay, withhold, fin,
+rst) act on the stream.
 """
 from __future__ import annotations
 
@@ -27,8 +29,10 @@ from amqpspec.wire.amqp10 import spec as spec10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Choices, Composite
 
+from bench.mutation import message10
+
 #: kinds that replace the frame's octets by others (computed by :func:`rewrite`)
-REWRITE_KINDS = ("code", "flip", "flipall")
+REWRITE_KINDS = ("code", "flip", "flipall", "payload")
 #: kinds the relay carries out on the stream
 STREAM_KINDS = ("drop", "dup", "reorder", "delay", "withhold", "fin", "rst")
 KINDS = REWRITE_KINDS + STREAM_KINDS
@@ -46,7 +50,8 @@ class Mutation:
     conn: int     # 1-based: the case's first connection is 1
     index: int    # 0-based index of the broker's unit (header or frame) on that connection
     seed: int = 0
-    variant: int = 0  # "flip": which flippable field (in field order; past the last: one by the seed)
+    variant: int = 0  # "flip": which flippable field (in field order; past the last: one by the seed);
+    # "payload": which value of the transfer's message (message10.leaves order)
     # "flipall": "flip" of the same bit of the same field in every frame of sort ``sort`` (a method,
     # a performative) from ``index`` on, on the connection: a broker that is wrong every time, which
     # a case that asks again until the answer is right (a count that may lag) notices; by sort, not
@@ -74,6 +79,13 @@ def rewrite(kind: str, raw: bytes, protocol: str, seed: int, variant: int = 0) -
         return flip_payload_bit(raw, protocol, rng)
     if kind in ("flip", "flipall"):
         changed = flip_field(raw, protocol, rng, variant)
+        if changed is not None:
+            return changed
+        return flip_payload_bit(raw, protocol, rng)
+    if kind == "payload":
+        changed = message10.flip_message(raw, rng, variant) if protocol == _P10 else None
+        if changed is None and protocol == _P10:
+            changed = message10.flip_payload_octet(raw, rng)  # a piece of a message: an octet of it
         if changed is not None:
             return changed
         return flip_payload_bit(raw, protocol, rng)
@@ -160,17 +172,28 @@ def flip_field(raw: bytes, protocol: str, rng: random.Random, variant: int = 0) 
 
 def flippable_fields(raw: bytes, protocol: str) -> int:
     """How many fields "flip" can choose from in this frame (0: it flips a payload bit)."""
+    return len(flippable_field_names(raw, protocol))
+
+
+def flippable_field_names(raw: bytes, protocol: str) -> tuple[str, ...]:
+    """The names of the fields "flip" chooses from, in variant order ("body-size" for a 0-9-1
+    content header)."""
     if protocol == _P091:
         got = _decode091(raw)
         if got is None:
-            return 0
+            return ()
         if isinstance(got[0], f091.MethodFrame):
-            return len(_fields091(got[0].method))
-        return 1 if isinstance(got[0], f091.HeaderFrame) else 0
+            return tuple(f.name for f in _fields091(got[0].method))
+        return ("body-size",) if isinstance(got[0], f091.HeaderFrame) else ()
     frame = _decode10(raw)
     if frame is None or not isinstance(frame.performative, Composite):
-        return 0
-    return len(_fields10(frame.performative))
+        return ()
+    return tuple(f.name for f in _fields10(frame.performative))
+
+
+def payload_values(raw: bytes, protocol: str) -> int:
+    """How many values of a 1.0 transfer's message "payload" can choose from (0: none here)."""
+    return message10.leaf_count(raw) if protocol == _P10 else 0
 
 
 def _pick(fields: list[Any], rng: random.Random, variant: int) -> Any:

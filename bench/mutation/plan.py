@@ -10,6 +10,14 @@ disorders (duplicate, reorder). Then the same for every earlier frame. The calle
 the first mutation that flips the verdict, so the order decides the time a pass takes. A field
 flipped in every frame of the same sort ("flipall") comes early for the latest frames whose
 sort recurs: a case that asks again until the answer is right sees through a one-off flip.
+
+1.0 messages: when one of the latest frames is a transfer carrying a whole message, one value
+of its message ("payload": a header field, an annotation, a property, the body) is changed
+early, before the transfer's own fields: a case that judges the message sees the change,
+while a flipped transfer field mostly loses the delivery (the case errors at set-up). For the
+same reason flips of the fields that only tie a frame to its link or session (transfer.handle,
+attach.name, begin.remote-channel: the suite then waits for a frame that never comes) are
+tried last.
 """
 from __future__ import annotations
 
@@ -21,6 +29,10 @@ from bench.mutation.proxy import ConnLog, Received
 
 #: per frame, latest first, after the opening rounds below
 PER_FRAME_KINDS = ("flip", "rst", "drop", "dup", "withhold", "reorder", "delay", "fin")
+#: (sort, field) flips that only make the set-up fail: tried after everything else
+SETUP_FIELDS = frozenset({("transfer", "handle"), ("attach", "name"), ("begin", "remote-channel")})
+PAYLOAD_EARLY = 4      # message values changed before the transfer's own fields are flipped
+PAYLOAD_VARIANTS = 10  # message values changed in all, per transfer
 
 
 def mutation_seed(run_seed: int, case_id: str, kind: str, conn: int, index: int) -> int:
@@ -41,21 +53,32 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
     if not frames:
         return []
     latest = frames[0]
+    transfers = [(c, r) for c, r in frames if r.values]
+    near = transfers[0] if transfers and transfers[0] in frames[:3] else None
     rounds: list[tuple[str, int, int, int]] = []
     rounds += [("code", c, r.index, 0) for c, r in frames if r.closes]
+    if near is not None:
+        rounds += _payloads(near, 0, PAYLOAD_EARLY)
     rounds += _flips(frames[:1], max_variants)
+    if near is not None:
+        rounds += _payloads(near, PAYLOAD_EARLY, PAYLOAD_VARIANTS)
     rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0)]
     sorts = collections.Counter(r.sort for _, r in frames if r.sort)
     rounds += [(kind, c, index, v) for kind, c, index, v in _flips(frames[:3], max_variants, "flipall")
                if sorts[_sort(frames, c, index)] > 1]
     rounds += _flips(frames[1:3], max_variants)
+    for t in transfers[:3]:
+        rounds += _payloads(t, 0, PAYLOAD_VARIANTS)
     rounds += [("drop", c, r.index, 0) for c, r in frames[:2]]
     rounds += [("withhold", *_at(latest), 0), ("dup", *_at(latest), 0)]
     if len(frames) > 1:
         rounds.append(("reorder", *_at(frames[1]), 0))
     rounds.append(("delay", *_at(latest), 0))
     for c, r in frames:
-        rounds += [(kind, c, r.index, 0) for kind in PER_FRAME_KINDS]
+        first = next(iter(_variants(r, 1)), 0)
+        rounds += [(kind, c, r.index, first if kind == "flip" else 0) for kind in PER_FRAME_KINDS]
+    rounds += [("flip", c, r.index, v) for c, r in frames[:3] for v in range(min(r.fields, max_variants))
+               if _setup(r, v)]
     out: list[Mutation] = []
     seen: set[tuple[str, int, int, int]] = set()
     for kind, conn, index, variant in rounds:
@@ -71,7 +94,24 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
 
 
 def _flips(frames: list[tuple[int, Received]], max_variants: int, kind: str = "flip") -> list[tuple[str, int, int, int]]:
-    return [(kind, c, r.index, v) for c, r in frames for v in range(max(1, min(r.fields, max_variants)))]
+    return [(kind, c, r.index, v) for c, r in frames for v in _variants(r, max_variants)]
+
+
+def _variants(r: Received, max_variants: int) -> list[int]:
+    """The fields to flip early: the first ``max_variants`` that are not set-up fields (a frame with
+    no field to flip: one flip, of a payload bit)."""
+    if not r.fields:
+        return [0]
+    return [v for v in range(r.fields) if not _setup(r, v)][:max_variants]
+
+
+def _setup(r: Received, variant: int) -> bool:
+    return variant < len(r.field_names) and (r.sort, r.field_names[variant]) in SETUP_FIELDS
+
+
+def _payloads(frame: tuple[int, Received], lo: int, hi: int) -> list[tuple[str, int, int, int]]:
+    c, r = frame
+    return [("payload", c, r.index, v) for v in range(lo, min(hi, r.values))]
 
 
 def _sort(frames: list[tuple[int, Received]], conn: int, index: int) -> str:

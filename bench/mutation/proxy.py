@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from amqpspec.capture.codec import StreamDecoder
 
-from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_fields, rewrite, sort_of
+from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_field_names, payload_values, \
+    rewrite, sort_of
 
 READ_SIZE = 65536
 
@@ -40,6 +41,8 @@ class Received:
     size: int
     fields: int = 0   # fields "flip" can choose from (variants worth trying)
     sort: str = ""    # method / performative name ("flipall" follows it)
+    field_names: tuple[str, ...] = ()  # the fields "flip" chooses from, in variant order
+    values: int = 0   # 1.0 transfer: values of its message "payload" chooses from
 
 
 @dataclass
@@ -246,8 +249,10 @@ class _Relay:
         counted = self.log is not None and self.proxy.counting()
         if counted and self.log is not None:
             protocol = self.proxy.protocol
+            names = flippable_field_names(raw, protocol)
             self.log.received.append(Received(index, self.proxy.next_seq(), summary, closes(raw, protocol), len(raw),
-                                              flippable_fields(raw, protocol), sort_of(raw, protocol)))
+                                              len(names), sort_of(raw, protocol), names,
+                                              payload_values(raw, protocol)))
         m = self.mutation
         if m is not None and m.kind == "flipall":
             if counted and index >= m.index and not self._cut and sort_of(raw, self.proxy.protocol) == m.sort:
@@ -268,7 +273,7 @@ class _Relay:
 
     def _apply(self, m: Mutation, raw: bytes) -> str:
         kind = m.kind
-        if kind in ("code", "flip"):
+        if kind in ("code", "flip", "payload"):
             new, note = rewrite(kind, raw, self.proxy.protocol, m.seed, m.variant)
             self._out(new)
             return note
