@@ -10,7 +10,8 @@ Kinds that rewrite the frame decode it with the product's codecs and encode it a
 field is a one-line ``replace``); when the frame does not decode or does not re-encode to the
 octets it came as, they flip a bit in its payload instead, so that they always change
 something. "payload" changes one value inside the message a 1.0 transfer carries
-(:mod:`bench.mutation.message10`). The relay kinds (drop, dup, reorder, delay, withhold, fin,
+(:mod:`bench.mutation.message10`); "deep" one value nested inside a 1.0 performative's field,
+"unset" leaves out one field a 1.0 performative set (:mod:`bench.mutation.fields10`). The relay kinds (drop, dup, reorder, delay, withhold, fin,
 rst) act on the stream.
 """
 from __future__ import annotations
@@ -29,10 +30,10 @@ from amqpspec.wire.amqp10 import spec as spec10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Choices, Composite
 
-from bench.mutation import message10
+from bench.mutation import fields10, message10
 
 #: kinds that replace the frame's octets by others (computed by :func:`rewrite`)
-REWRITE_KINDS = ("code", "flip", "flipall", "payload")
+REWRITE_KINDS = ("code", "flip", "flipall", "payload", "deep", "unset")
 #: kinds the relay carries out on the stream
 STREAM_KINDS = ("drop", "dup", "reorder", "delay", "withhold", "fin", "rst")
 KINDS = REWRITE_KINDS + STREAM_KINDS
@@ -51,7 +52,8 @@ class Mutation:
     index: int    # 0-based index of the broker's unit (header or frame) on that connection
     seed: int = 0
     variant: int = 0  # "flip": which flippable field (in field order; past the last: one by the seed);
-    # "payload": which value of the transfer's message (message10.leaves order)
+    # "payload": which value of the transfer's message (message10.leaves order); "deep", "unset": which
+    # nested value / set field (fields10 order)
     # "flipall": "flip" of the same bit of the same field in every frame of sort ``sort`` (a method,
     # a performative) from ``index`` on, on the connection: a broker that is wrong every time, which
     # a case that asks again until the answer is right (a count that may lag) notices; by sort, not
@@ -86,6 +88,11 @@ def rewrite(kind: str, raw: bytes, protocol: str, seed: int, variant: int = 0) -
         changed = message10.flip_message(raw, rng, variant) if protocol == _P10 else None
         if changed is None and protocol == _P10:
             changed = message10.flip_payload_octet(raw, rng)  # a piece of a message: an octet of it
+        if changed is not None:
+            return changed
+        return flip_payload_bit(raw, protocol, rng)
+    if kind in ("deep", "unset"):
+        changed = fields10.mutate(raw, kind, rng, variant) if protocol == _P10 else None
         if changed is not None:
             return changed
         return flip_payload_bit(raw, protocol, rng)
@@ -194,6 +201,13 @@ def flippable_field_names(raw: bytes, protocol: str) -> tuple[str, ...]:
 def payload_values(raw: bytes, protocol: str) -> int:
     """How many values of a 1.0 transfer's message "payload" can choose from (0: none here)."""
     return message10.leaf_count(raw) if protocol == _P10 else 0
+
+
+def nested_variants(raw: bytes, protocol: str) -> tuple[int, int]:
+    """How many variants "deep" and "unset" have in this 1.0 frame ((0, 0): none, or 0-9-1)."""
+    if protocol != _P10:
+        return 0, 0
+    return fields10.count(raw, "deep"), fields10.count(raw, "unset")
 
 
 def _pick(fields: list[Any], rng: random.Random, variant: int) -> Any:

@@ -5,8 +5,9 @@ last frames it received before its body returned (what came before is the handsh
 set-up). So the mutations are tried latest frame first, and the kinds most likely to change a
 verdict, and cheapest to run, come first: a changed reply code or error condition (a case that
 checks the code fails at once), a flipped bit in a field, the connection cut there (FIN, RST),
-then the ones a case only notices by waiting (drop, withhold, delay) and the stream
-disorders (duplicate, reorder). Then the same for every earlier frame. The caller stops at
+a duplicate of the latest frame (the one mutation that adds a frame: an upper bound such as "at
+most N transfers" notices it), then the ones a case only notices by waiting (drop, withhold,
+delay) and the stream disorders (reorder). Then the same for every earlier frame. The caller stops at
 the first mutation that flips the verdict, so the order decides the time a pass takes. A field
 flipped in every frame of the same sort ("flipall") comes early for the latest frames whose
 sort recurs: a case that asks again until the answer is right sees through a one-off flip.
@@ -17,22 +18,24 @@ early, before the transfer's own fields: a case that judges the message sees the
 while a flipped transfer field mostly loses the delivery (the case errors at set-up). For the
 same reason flips of the fields that only tie a frame to its link or session (transfer.handle,
 attach.name, begin.remote-channel: the suite then waits for a frame that never comes) are
-tried last.
+tried last. A value nested inside a performative's field ("deep": a terminus's outcomes, an
+error's description) and a field left out ("unset") come after the cut and the duplicate, for
+the latest frames.
 """
 from __future__ import annotations
 
 import collections
 import hashlib
 
+from bench.mutation.fields10 import SETUP_FIELDS
 from bench.mutation.mutations import Mutation
 from bench.mutation.proxy import ConnLog, Received
 
 #: per frame, latest first, after the opening rounds below
 PER_FRAME_KINDS = ("flip", "rst", "drop", "dup", "withhold", "reorder", "delay", "fin")
-#: (sort, field) flips that only make the set-up fail: tried after everything else
-SETUP_FIELDS = frozenset({("transfer", "handle"), ("attach", "name"), ("begin", "remote-channel")})
 PAYLOAD_EARLY = 4      # message values changed before the transfer's own fields are flipped
 PAYLOAD_VARIANTS = 10  # message values changed in all, per transfer
+NESTED_VARIANTS = 3    # "deep" and "unset" variants per frame, for the latest three frames
 
 
 def mutation_seed(run_seed: int, case_id: str, kind: str, conn: int, index: int) -> int:
@@ -62,15 +65,19 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
     rounds += _flips(frames[:1], max_variants)
     if near is not None:
         rounds += _payloads(near, PAYLOAD_EARLY, PAYLOAD_VARIANTS)
-    rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0)]
+    # a duplicate is the one frame a mutation adds: a case that checks an upper bound (at most N
+    # transfers for a credit of N) sees one more, and it costs one run
+    rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0), ("dup", *_at(latest), 0)]
+    rounds += _nested(frames[:1])
     sorts = collections.Counter(r.sort for _, r in frames if r.sort)
     rounds += [(kind, c, index, v) for kind, c, index, v in _flips(frames[:3], max_variants, "flipall")
                if sorts[_sort(frames, c, index)] > 1]
     rounds += _flips(frames[1:3], max_variants)
+    rounds += _nested(frames[1:3])
     for t in transfers[:3]:
         rounds += _payloads(t, 0, PAYLOAD_VARIANTS)
     rounds += [("drop", c, r.index, 0) for c, r in frames[:2]]
-    rounds += [("withhold", *_at(latest), 0), ("dup", *_at(latest), 0)]
+    rounds.append(("withhold", *_at(latest), 0))
     if len(frames) > 1:
         rounds.append(("reorder", *_at(frames[1]), 0))
     rounds.append(("delay", *_at(latest), 0))
@@ -112,6 +119,12 @@ def _setup(r: Received, variant: int) -> bool:
 def _payloads(frame: tuple[int, Received], lo: int, hi: int) -> list[tuple[str, int, int, int]]:
     c, r = frame
     return [("payload", c, r.index, v) for v in range(lo, min(hi, r.values))]
+
+
+def _nested(frames: list[tuple[int, Received]]) -> list[tuple[str, int, int, int]]:
+    """A nested value flipped, then a set field left out (1.0): the first few of each, per frame."""
+    return [(kind, c, r.index, v) for c, r in frames for kind, n in (("deep", r.deep), ("unset", r.unset))
+            for v in range(min(n, NESTED_VARIANTS))]
 
 
 def _sort(frames: list[tuple[int, Received]], conn: int, index: int) -> str:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from amqpspec.capture.codec import StreamDecoder
 
-from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_field_names, payload_values, \
-    rewrite, sort_of
+from bench.mutation.mutations import DELAY_S, REORDER_WAIT_S, Mutation, closes, flippable_field_names, nested_variants, \
+    payload_values, rewrite, sort_of
 
 READ_SIZE = 65536
 
@@ -43,6 +43,8 @@ class Received:
     sort: str = ""    # method / performative name ("flipall" follows it)
     field_names: tuple[str, ...] = ()  # the fields "flip" chooses from, in variant order
     values: int = 0   # 1.0 transfer: values of its message "payload" chooses from
+    deep: int = 0     # 1.0: values nested in the performative's fields ("deep")
+    unset: int = 0    # 1.0: fields set, at any depth, that "unset" can leave out
 
 
 @dataclass
@@ -252,7 +254,7 @@ class _Relay:
             names = flippable_field_names(raw, protocol)
             self.log.received.append(Received(index, self.proxy.next_seq(), summary, closes(raw, protocol), len(raw),
                                               len(names), sort_of(raw, protocol), names,
-                                              payload_values(raw, protocol)))
+                                              payload_values(raw, protocol), *nested_variants(raw, protocol)))
         m = self.mutation
         if m is not None and m.kind == "flipall":
             if counted and index >= m.index and not self._cut and sort_of(raw, self.proxy.protocol) == m.sort:
@@ -273,7 +275,7 @@ class _Relay:
 
     def _apply(self, m: Mutation, raw: bytes) -> str:
         kind = m.kind
-        if kind in ("code", "flip", "payload"):
+        if kind in ("code", "flip", "payload", "deep", "unset"):
             new, note = rewrite(kind, raw, self.proxy.protocol, m.seed, m.variant)
             self._out(new)
             return note
