@@ -5,8 +5,8 @@ last frames it received before its body returned (what came before is the handsh
 set-up). So the mutations are tried latest frame first, and the kinds most likely to change a
 verdict, and cheapest to run, come first: a changed reply code or error condition (a case that
 checks the code fails at once), a flipped bit in a field, the connection cut there (FIN, RST),
-a duplicate of the latest frame (the one mutation that adds a frame: an upper bound such as "at
-most N transfers" notices it), then the ones a case only notices by waiting (drop, withhold,
+a duplicate of each of the latest three frames (the one mutation that adds a frame: an upper
+bound such as "at most N transfers" or an absence such as "no redelivery" notices it), then the ones a case only notices by waiting (drop, withhold,
 delay) and the stream disorders (reorder). Then the same for every earlier frame. The caller stops at
 the first mutation that flips the verdict, so the order decides the time a pass takes. A field
 flipped in every frame of the same sort ("flipall") comes early for the latest frames whose
@@ -66,8 +66,11 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
     if near is not None:
         rounds += _payloads(near, PAYLOAD_EARLY, PAYLOAD_VARIANTS)
     # a duplicate is the one frame a mutation adds: a case that checks an upper bound (at most N
-    # transfers for a credit of N) sees one more, and it costs one run
-    rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0), ("dup", *_at(latest), 0)]
+    # transfers for a credit of N) or an absence (no redelivery) sees one more, and it costs one run
+    # per frame; the latest three, as the delivery a case judges often precedes a frame or two of
+    # set-up for the next step (a second link's attach)
+    rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0)]
+    rounds += [("dup", c, r.index, 0) for c, r in frames[:3]]
     rounds += _nested(frames[:1])
     sorts = collections.Counter(r.sort for _, r in frames if r.sort)
     rounds += [(kind, c, index, v) for kind, c, index, v in _flips(frames[:3], max_variants, "flipall")

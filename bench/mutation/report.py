@@ -10,6 +10,7 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any
 
+from bench.mutation.reviewed import REVIEWED
 from bench.mutation.run import FLIPPED, FLIPPED_TO_ERROR, NOT_FLIPPED, SHOWN, STATUSES, WHY, Outcome
 
 REASON_MAX = 300
@@ -111,7 +112,9 @@ def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, b
     lines += [f"{k} = {v}" for k, v in s["not_flipped_by_reason"].items()]
     lines += ["", "[reasons]  # what each `why` of a not-flipped case means"]
     lines += [f"{k} = {toml_string(v)}" for k, v in WHY.items()]
-    lines += ["", "# Every case NOT shown able to fail (not flipped, flipped to error only, or not run unmutated)."]
+    lines += ["", "# Every case NOT shown able to fail (not flipped, flipped to error only, or not run unmutated).",
+              "# `reviewed`: a reading of the case (bench/mutation/reviewed.py): why it is right and what the",
+              "# generic mutations would have to do to make it fail."]
     for o in outcomes:
         if o.status in (FLIPPED, "fails-unmutated"):
             continue
@@ -121,6 +124,8 @@ def write(path: Path, outcomes: list[Outcome], *, command: str, protocol: str, b
             lines.append(f"broker = {toml_string(o.broker)}")
             if o.also:
                 lines.append(f"also = {toml_string(o.also)}")
+        if o.case in REVIEWED and o.status != "skipped-unmutated":
+            lines.append(f"reviewed = {toml_string(REVIEWED[o.case])}")
         if o.carried is not None:   # an earlier pass's entry, as that list wrote it
             lines += [f"{k} = {_value(o.carried[k])}" for k in _CASE_FIELDS if k in o.carried]
             continue

@@ -289,7 +289,7 @@ def _log() -> list[ConnLog]:
 
 def test_plan_tries_codes_first_then_the_latest_frames_within_the_budget() -> None:
     got = plan("amqp091/x/y", _log(), budget=6)
-    assert [m.describe() for m in got] == ["code c1#2", "flip c1#2", "rst c1#2", "fin c1#2", "dup c1#2", "flip c2#0"]
+    assert [m.describe() for m in got] == ["code c1#2", "flip c1#2", "rst c1#2", "fin c1#2", "dup c1#2", "dup c2#0"]
     assert plan("amqp091/x/y", _log(), budget=500)[-1].describe() == "fin c1#0"
     assert plan("amqp091/x/y", [], budget=10) == []
     assert plan("a/b/c", _log(), 5, run_seed=1) == plan("a/b/c", _log(), 5, run_seed=1)
