@@ -11,6 +11,7 @@ capped at the source with :func:`cap`.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from amqpspec.secrets import SCRUBBER
@@ -38,13 +39,23 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def _needs_escape(ch: str) -> bool:
-    code = ord(ch)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return True
-    if 0xD800 <= code <= 0xDFFF:  # lone surrogates (surrogateescape'd bytes)
-        return True
-    return code in _INVISIBLE
+# Every character printable() rewrites: C0 and C1 controls (tab and newline among them), lone
+# surrogates (surrogateescape'd bytes) and the invisible ones. One regular expression finds them:
+# printable() runs over whole transcripts (JUnit, HTML), and a Python loop per character cost
+# seconds per report; text with none of them is returned as it is.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_INVISIBLE)) + "]")
+
+
+def _multiline_repl(m: re.Match[str]) -> str:
+    ch = m.group()
+    if ch == "\n":
+        return ch
+    return "    " if ch == "\t" else _escape_char(ch)
+
+
+def _single_line_repl(m: re.Match[str]) -> str:
+    ch = m.group()
+    return " " if ch == "\t" else _escape_char(ch)
 
 
 def printable(value: Any, *, multiline: bool = False) -> str:
@@ -72,17 +83,9 @@ def printable(value: Any, *, multiline: bool = False) -> str:
             text = f"<unprintable {type(value).__name__}>"
     if multiline:
         text = text.replace("\r\n", "\n")
-    out = []
-    for ch in text:
-        if ch == "\n" and multiline:
-            out.append(ch)
-        elif ch == "\t":
-            out.append("    " if multiline else " ")
-        elif _needs_escape(ch):
-            out.append(_escape_char(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_multiline_repl if multiline else _single_line_repl, text)
 
 
 def cap(text: Any, limit: int = IDENTITY_LIMIT) -> Any:

@@ -1,6 +1,9 @@
 """amqpspec.sanitize: the one sanitiser and scrubber for every broker string shown or stored."""
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from amqpspec.reports import console
 from amqpspec.sanitize import IDENTITY_LIMIT, cap, printable, safe_line
 from amqpspec.secrets import SCRUBBER
@@ -56,3 +59,37 @@ def test_broker_info_caps_identity_and_property_strings() -> None:
 def test_identity_is_capped_even_when_set_directly() -> None:
     info = BrokerInfo(product="Q" * 5000)
     assert len(info.identity()["product"]) < IDENTITY_LIMIT + 40
+
+
+def _reference_printable(text: str, multiline: bool) -> str:
+    """printable() on a string as the specification of its escaping, one character at a time."""
+    invisible = {0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+                 0x2066, 0x2067, 0x2068, 0x2069, 0x2028, 0x2029, 0xFEFF}
+    if multiline:
+        text = text.replace("\r\n", "\n")
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\n" and multiline:
+            out.append(ch)
+        elif ch == "\t":
+            out.append("    " if multiline else " ")
+        elif code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF or code in invisible:
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_CHARS = st.one_of(st.characters(codec=None), st.sampled_from("\t\n\r\x00\x1b\x7f\x85\x9f\u200e\u202e\u2028\ufeff\udc80"),
+                   st.characters(min_codepoint=0x10000))
+
+
+@given(st.text(alphabet=_CHARS, max_size=60), st.booleans())
+def test_printable_escapes_exactly_what_the_character_rule_says(text: str, multiline: bool) -> None:
+    assert printable(text, multiline=multiline) == _reference_printable(text, multiline)
+
+
+def test_printable_returns_clean_text_unchanged() -> None:
+    text = "open-ok channel-max=2047 \u00e9\u4e2d " * 1000
+    assert printable(text) is text
