@@ -6,7 +6,8 @@ set-up). So the mutations are tried latest frame first, and the kinds most likel
 verdict, and cheapest to run, come first: a changed reply code or error condition (a case that
 checks the code fails at once), a flipped bit in a field, the connection cut there (FIN, RST),
 a duplicate of each of the latest three frames (the one mutation that adds a frame: an upper
-bound such as "at most N transfers" or an absence such as "no redelivery" notices it), then the ones a case only notices by waiting (drop, withhold,
+bound such as "at most N transfers" or an absence such as "no redelivery" notices it; and of
+the latest three 1.0 transfers, wherever they are), then the ones a case only notices by waiting (drop, withhold,
 delay) and the stream disorders (reorder). Then the same for every earlier frame. The caller stops at
 the first mutation that flips the verdict, so the order decides the time a pass takes. A field
 flipped in every frame of the same sort ("flipall") comes early for the latest frames whose
@@ -71,6 +72,7 @@ def plan(case_id: str, log: list[ConnLog], budget: int, run_seed: int = 0, judge
     # set-up for the next step (a second link's attach)
     rounds += [("rst", *_at(latest), 0), ("fin", *_at(latest), 0)]
     rounds += [("dup", c, r.index, 0) for c, r in frames[:3]]
+    rounds += [("dup", c, r.index, 0) for c, r in transfers[:3]]  # the latest deliveries, however far back
     rounds += _nested(frames[:1])
     sorts = collections.Counter(r.sort for _, r in frames if r.sort)
     rounds += [(kind, c, index, v) for kind, c, index, v in _flips(frames[:3], max_variants, "flipall")
