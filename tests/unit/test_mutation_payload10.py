@@ -168,3 +168,29 @@ def test_plan_changes_the_message_of_a_recent_transfer_early_and_set_up_fields_l
     assert "deep c1#0" in got and "unset c1#0/2" in got
     assert got[-2:] == ["flip c1#1", "flip c1#0"]                        # transfer.handle, attach.name: last
     assert len([m for m in got if m.startswith("payload c1#1")]) == 10
+
+
+def test_plan_duplicates_the_latest_frames_and_the_latest_transfers_early() -> None:
+    transfer = ("handle", "delivery-id", "delivery-tag", "message-format")
+    log = [ConnLog(1, [_frame(0, 1, "transfer", transfer, values=2), _frame(1, 2, "flow", ("next-incoming-id",)),
+                       _frame(2, 3, "disposition", ("role", "first")), _frame(3, 4, "flow", ("next-incoming-id",)),
+                       _frame(4, 5, "attach", ("name", "handle"))])]
+    got = [m.describe() for m in plan("amqp10/x/y", log, budget=500)]
+    dups = [m for m in got if m.startswith("dup ")]
+    assert dups[:4] == ["dup c1#4", "dup c1#3", "dup c1#2", "dup c1#0"]  # the transfer, four frames back
+    assert got.index("dup c1#0") < got.index("drop c1#4")
+
+
+def test_the_list_says_why_a_reviewed_case_is_not_shown(tmp_path, monkeypatch) -> None:
+    import tomllib
+
+    from bench.mutation import report
+    from bench.mutation.run import Outcome
+
+    monkeypatch.setitem(report.REVIEWED, "x/1", "right: needs a frame the broker never sends")
+    out = [Outcome("x/1", "passed", "", status="not-flipped", why="tolerant"),
+           Outcome("x/2", "passed", "", status="not-flipped", why="tolerant")]
+    path = tmp_path / "l.toml"
+    report.write(path, out, command="cmd", protocol="1.0", broker="B", seed=1, budget=24, wall_s=1.0)
+    cases = {c["id"]: c for c in tomllib.loads(path.read_text())["case"]}
+    assert cases["x/1"]["reviewed"].startswith("right:") and "reviewed" not in cases["x/2"]
