@@ -57,3 +57,73 @@ def write(writer: Writer | None, transcript: Any, path: Path, protocol: str, **a
             pass
         return False
     return path.is_file()
+
+
+
+def _write_with_default_writer(transcript: Any, path: Path, protocol: str, about: dict[str, Any]) -> bool:
+    """``write`` with the default writer: what the worker process runs (top-level, so it pickles)."""
+    return write(pcap_writer(), transcript, path, protocol, **about)
+
+
+class Batch:
+    """pcaps written beside the page rendering, in one worker process.
+
+    Why: scapy builds every packet in Python, and a report of several runs writes hundreds of
+    pcaps (measured: a third of the HTML stage of four runs). The pages are Python too, so a
+    thread would only take turns with them on the GIL; a forked worker uses the second core.
+    ``submit`` queues a pcap and returns at once; ``done`` waits for it and says whether it was
+    written. Where no worker can be had (no ``fork``, ``workers=0``, a writer of the caller's
+    own), or the worker fails, the pcap is written in this process when ``done`` asks for it.
+    """
+
+    def __init__(self, writer: Writer | None, workers: int = 1) -> None:
+        self._writer = writer
+        self._pool: Any = None
+        self._jobs: dict[Path, tuple[Any, tuple[Any, str, dict[str, Any]]]] = {}
+        if writer is not None and workers > 0 and getattr(writer, "__module__", None) == __name__:
+            self._pool = _fork_pool(workers)
+
+    def submit(self, transcript: Any, path: Path, protocol: str, **about: Any) -> None:
+        if self._writer is None or not isinstance(transcript, list):
+            return
+        args = (transcript, protocol, about)
+        future = None
+        if self._pool is not None:
+            try:
+                future = self._pool.submit(_write_with_default_writer, transcript, path, protocol, about)
+            except Exception as exc:  # a broken pool: this pcap and the rest are written here
+                log.warning("no pcap worker (%s): writing pcaps in this process", exc)
+                self._pool = None
+        self._jobs[path] = (future, args)
+
+    def done(self, path: Path) -> bool:
+        """True when the pcap queued for ``path`` was written (False when none was queued)."""
+        job = self._jobs.pop(path, None)
+        if job is None:
+            return False
+        future, (transcript, protocol, about) = job
+        if future is not None:
+            try:
+                return bool(future.result())
+            except Exception as exc:  # the worker died: written here instead
+                log.warning("pcap worker failed on %s (%s): writing it in this process", path.name, exc)
+        return write(self._writer, transcript, path, protocol, **about)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _fork_pool(workers: int) -> Any:
+    """A process pool that forks (the worker starts with scapy and the capture code already
+    imported), or None where the platform has no fork."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        context = multiprocessing.get_context("fork")
+        return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    except (OSError, ValueError) as exc:
+        log.warning("no pcap worker (%s): writing pcaps in this process", exc)
+        return None

@@ -450,9 +450,7 @@ def render_site(bundle_path: Path, dataset_dir: Path | None, out_dir: Path, *, s
 
 def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: Path | None, pcaps: str,
             progress: Callable[[str], None] | None) -> Path:
-    out_dir = site.out
     bases = [bundle_path.resolve().parent, Path.cwd()]
-
     targets = _targets(bundle)
     clients = client_view.section(bundle)
     libraries = client_view.library_views(clients)   # client libraries: pages like a broker's, apart
@@ -462,6 +460,35 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     _attach_records(targets + libraries, bases)
 
     writer = pcap.pcap_writer() if pcaps != "none" else None
+    batch = pcap.Batch(writer)
+    try:
+        return _render_pages(site, bundle, bundle_path, dataset_dir, pcaps, progress, targets, libraries, clients,
+                             rows, writer, batch)
+    finally:
+        batch.close()
+
+
+def _case_pcap(t: model.TargetView, case: Any, pcaps: str) -> tuple[str, dict[str, Any], bool]:
+    """Where a case's pcap goes, what it says about itself, and whether the policy wants one."""
+    pcap_rel = f"html/t/{t.slug}/c/{Path(case.href).stem}.pcap"
+    about = {"upstream": case.target_url, "started": (case.record or {}).get("started_at", ""),
+             "source": f"result {case.case}", "case": case.case, "replay": case.replay}
+    return pcap_rel, about, pcaps == "all" or case.verdict != "passed"
+
+
+def _finding_pcap(f: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    pcap_rel = f"html/findings/{f['slug']}.pcap"
+    about = {"upstream": (f["file"] or {}).get("target_url", ""), "started": (f["file"] or {}).get("first_seen", ""),
+             "source": f"finding {f['entry'].get('signature_id')}", "replay": (f["file"] or {}).get("replay")}
+    return pcap_rel, about
+
+
+def _render_pages(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: Path | None, pcaps: str,
+                  progress: Callable[[str], None] | None, targets: list[model.TargetView],
+                  libraries: list[model.TargetView], clients: dict[str, Any], rows: Any, writer: Any,
+                  batch: pcap.Batch) -> Path:
+    out_dir = site.out
+    bases = [bundle_path.resolve().parent, Path.cwd()]
     protocols = sorted({t.protocol for t in targets})
     # the annotated specification: the brokers' columns, then the libraries' (client-side verdicts)
     specs = [model.build_spec(p, [t for t in targets + libraries if t.protocol == p], rows.by_target)
@@ -470,6 +497,17 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     client_matrices = client_view.matrices(clients, libraries)
     charts = [chart.build_chart(h) for h in bundle["history"] if isinstance(h, dict)]
     findings = _finding_views(bundle, rows.findings, bases)
+    # every pcap is queued now, written by the worker while the pages below are rendered
+    for t in targets + libraries:
+        for case in t.cases:
+            pcap_rel, about, wanted = _case_pcap(t, case, pcaps)
+            if wanted:
+                batch.submit(case.record.get("transcript") if case.record else None, site.path(pcap_rel),
+                             t.protocol, **about)
+    for f in findings:
+        pcap_rel, about = _finding_pcap(f)
+        batch.submit((f["file"] or {}).get("transcript"), site.path(pcap_rel), str(f["entry"].get("protocol") or ""),
+                     **about)
     for f in findings:   # a violated clause links to the annotated spec when that page exists
         protocol = str(f["entry"].get("protocol") or "")
         known = bundle["clauses"] if isinstance(bundle["clauses"], dict) else {}
@@ -512,11 +550,8 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
             site.write_paginated("cases.html.j2", f"html/t/{t.slug}/{name}", chosen, target=t, tab=name, tabs=tabs)
         for case in t.cases:
             transcript = case.record.get("transcript") if case.record else None
-            pcap_rel = f"html/t/{t.slug}/c/{Path(case.href).stem}.pcap"
-            about = {"upstream": case.target_url, "started": (case.record or {}).get("started_at", ""),
-                     "source": f"result {case.case}", "case": case.case, "replay": case.replay}
-            wanted = pcaps == "all" or case.verdict != "passed"
-            if wanted and pcap.write(writer, transcript, site.path(pcap_rel), t.protocol, **about):
+            pcap_rel, _about, wanted = _case_pcap(t, case, pcaps)
+            if wanted and batch.done(site.path(pcap_rel)):
                 case.pcap_href = pcap_rel
             pcap_note = _pcap_note(pcaps, writer, wanted)
             entries, elided, note = _transcript_view(transcript)
@@ -531,11 +566,8 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     if findings:
         for f in findings:
             transcript = (f["file"] or {}).get("transcript")
-            protocol = str(f["entry"].get("protocol") or "")
-            pcap_rel = f"html/findings/{f['slug']}.pcap"
-            about = {"upstream": (f["file"] or {}).get("target_url", ""), "started": (f["file"] or {}).get("first_seen", ""),
-                     "source": f"finding {f['entry'].get('signature_id')}", "replay": (f["file"] or {}).get("replay")}
-            f["pcap_href"] = pcap_rel if pcap.write(writer, transcript, site.path(pcap_rel), protocol, **about) else None
+            pcap_rel, _about = _finding_pcap(f)
+            f["pcap_href"] = pcap_rel if batch.done(site.path(pcap_rel)) else None
             entries, elided, note = _transcript_view(transcript)
             f["input_hex"] = hex_view(f["about"]["input_hex"])
             site.write("finding.html.j2", f["href"], finding=f, transcript=entries, elided=elided,
