@@ -24,7 +24,7 @@ from amqpspec.wire.amqp10 import frames as f10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Composite, Restricted
 
-from bench.mutation.values10 import Path, _walk, describe_path, flipped, get, replace, round_robin, short
+from bench.mutation.values10 import Path, _walk, rewritable_frame, describe_path, flipped, get, replace, round_robin, short
 
 #: (performative, field) pairs that tie a frame to its link or session
 SETUP_FIELDS = frozenset({("transfer", "handle"), ("attach", "name"), ("begin", "remote-channel")})
@@ -32,17 +32,7 @@ SETUP_FIELDS = frozenset({("transfer", "handle"), ("attach", "name"), ("begin", 
 
 def performative_of(raw: bytes) -> f10.AMQPFrame | None:
     """The frame when it is an AMQP frame with a composite performative that re-encodes to ``raw``."""
-    if len(raw) < 8 or raw[:4] == b"AMQP":
-        return None
-    try:
-        frame = f10.decode_frame(raw)
-        if not isinstance(frame, f10.AMQPFrame) or not isinstance(frame.performative, Composite):
-            return None
-        if frame.encode() != raw:
-            return None
-    except Exception:  # noqa: BLE001 -- not one well-formed frame: not rewritable
-        return None
-    return frame
+    return rewritable_frame(raw)
 
 
 def deep_paths(perf: Composite) -> list[Path]:

@@ -27,22 +27,12 @@ from amqpspec.wire.amqp10 import spec as spec10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.message import Message, encode_sections
 
-from bench.mutation.values10 import describe_path, flipped, get, leaves, replace, short
+from bench.mutation.values10 import describe_path, flipped, get, leaves, replace, rewritable_frame, short
 
 
 def transfer_of(raw: bytes) -> f10.AMQPFrame | None:
     """The frame as a transfer when it is one that re-encodes to exactly ``raw``."""
-    if len(raw) < 8 or raw[:4] == b"AMQP":
-        return None
-    try:
-        frame = f10.decode_frame(raw)
-        if not isinstance(frame, f10.AMQPFrame) or not isinstance(frame.performative, spec10.Transfer):
-            return None
-        if frame.encode() != raw:
-            return None
-    except Exception:  # noqa: BLE001 -- not one well-formed frame: not rewritable
-        return None
-    return frame
+    return rewritable_frame(raw, spec10.Transfer)
 
 
 def sections_of(payload: bytes) -> list[Any] | None:

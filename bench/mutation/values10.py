@@ -20,9 +20,26 @@ import random
 import uuid
 from typing import Any, Iterator
 
+from amqpspec.wire.amqp10 import frames as f10
 from amqpspec.wire.amqp10 import spec as spec10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Composite, Restricted
+
+def rewritable_frame(raw: bytes, kind: type = Composite) -> f10.AMQPFrame | None:
+    """The AMQP frame in ``raw`` when its performative is a ``kind`` and the frame re-encodes to
+    exactly ``raw`` (only then can a changed copy differ from the broker's octets in one value)."""
+    if len(raw) < 8 or raw[:4] == b"AMQP":
+        return None
+    try:
+        frame = f10.decode_frame(raw)
+        if not isinstance(frame, f10.AMQPFrame) or not isinstance(frame.performative, kind):
+            return None
+        if frame.encode() != raw:
+            return None
+    except Exception:  # noqa: BLE001 -- not one well-formed frame: not rewritable
+        return None
+    return frame
+
 
 #: a path step: how to reach a value inside its container, and how to put a changed one back
 Step = tuple[str, Any]   # ("field", attr) | ("value", None) | ("key", k) | ("mapkey", k) | ("index", i) | ("described", None)
