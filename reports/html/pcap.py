@@ -60,9 +60,21 @@ def write(writer: Writer | None, transcript: Any, path: Path, protocol: str, **a
 
 
 
+# How long the page loop waits for the worker's pcap before writing it itself: the worker is a
+# fork of a process with threads (a JVM gateway, a prefetch), and a fork can inherit a lock held
+# by a thread that does not exist in the child; the report must not hang on that.
+WORKER_WAIT_S = 60.0
+
+
 def _write_with_default_writer(transcript: Any, path: Path, protocol: str, about: dict[str, Any]) -> bool:
-    """``write`` with the default writer: what the worker process runs (top-level, so it pickles)."""
-    return write(pcap_writer(), transcript, path, protocol, **about)
+    """``write`` with the default writer, into a temporary name renamed into place: what the worker
+    runs (top-level, so it pickles). The rename means a pcap this process wrote meanwhile (after a
+    timeout) is replaced whole by the same octets, never interleaved."""
+    tmp = path.with_name(path.name + ".part")
+    if not write(pcap_writer(), transcript, tmp, protocol, **about):
+        return False
+    tmp.replace(path)
+    return True
 
 
 class Batch:
@@ -71,9 +83,10 @@ class Batch:
     Why: scapy builds every packet in Python, and a report of several runs writes hundreds of
     pcaps (measured: a third of the HTML stage of four runs). The pages are Python too, so a
     thread would only take turns with them on the GIL; a forked worker uses the second core.
-    ``submit`` queues a pcap and returns at once; ``done`` waits for it and says whether it was
-    written. Where no worker can be had (no ``fork``, ``workers=0``, a writer of the caller's
-    own), or the worker fails, the pcap is written in this process when ``done`` asks for it.
+    ``submit`` queues a pcap and returns at once; ``done`` waits for it (WORKER_WAIT_S at most)
+    and says whether it was written. Where no worker can be had (no ``fork``, ``workers=0``, a
+    writer of the caller's own), or the worker fails or stalls, the pcap is written in this
+    process when ``done`` asks for it, and so is every later one.
     """
 
     def __init__(self, writer: Writer | None, workers: int = 1) -> None:
@@ -87,43 +100,48 @@ class Batch:
         if self._writer is None or not isinstance(transcript, list):
             return
         args = (transcript, protocol, about)
-        future = None
+        pending = None
         if self._pool is not None:
             try:
-                future = self._pool.submit(_write_with_default_writer, transcript, path, protocol, about)
+                pending = self._pool.apply_async(_write_with_default_writer, (transcript, path, protocol, about))
             except Exception as exc:  # a broken pool: this pcap and the rest are written here
-                log.warning("no pcap worker (%s): writing pcaps in this process", exc)
-                self._pool = None
-        self._jobs[path] = (future, args)
+                self._give_up(f"no pcap worker ({exc})")
+        self._jobs[path] = (pending, args)
 
     def done(self, path: Path) -> bool:
         """True when the pcap queued for ``path`` was written (False when none was queued)."""
         job = self._jobs.pop(path, None)
         if job is None:
             return False
-        future, (transcript, protocol, about) = job
-        if future is not None:
+        pending, (transcript, protocol, about) = job
+        if pending is not None and self._pool is not None:
             try:
-                return bool(future.result())
-            except Exception as exc:  # the worker died: written here instead
-                log.warning("pcap worker failed on %s (%s): writing it in this process", path.name, exc)
+                return bool(pending.get(WORKER_WAIT_S))
+            except Exception as exc:  # died, failed or stalled: this one and the rest are written here
+                self._give_up(f"pcap worker failed on {path.name} ({type(exc).__name__}: {exc})")
+        if pending is not None:  # what an ended worker may have left half-written
+            path.with_name(path.name + ".part").unlink(missing_ok=True)
         return write(self._writer, transcript, path, protocol, **about)
 
+    def _give_up(self, why: str) -> None:
+        log.warning("%s: writing pcaps in this process", why)
+        self.close()
+
     def close(self) -> None:
+        """Ends the worker (at once: every pcap the pages wanted was waited for or written here)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+            pool, self._pool = self._pool, None
+            pool.terminate()
+            pool.join()
 
 
 def _fork_pool(workers: int) -> Any:
-    """A process pool that forks (the worker starts with scapy and the capture code already
-    imported), or None where the platform has no fork."""
+    """A pool of forked processes (they start with scapy and the capture code already imported),
+    or None where the platform has no fork."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     try:
-        context = multiprocessing.get_context("fork")
-        return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        return multiprocessing.get_context("fork").Pool(workers)
     except (OSError, ValueError) as exc:
         log.warning("no pcap worker (%s): writing pcaps in this process", exc)
         return None

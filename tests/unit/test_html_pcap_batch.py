@@ -50,19 +50,38 @@ def test_a_writer_of_the_callers_own_runs_in_this_process(tmp_path: Path) -> Non
         batch.close()
 
 
-def test_a_failing_worker_job_is_written_here(tmp_path: Path, monkeypatch) -> None:
+def test_a_failing_worker_job_is_written_here(tmp_path: Path) -> None:
     batch = pcap.Batch(pcap.pcap_writer(), workers=1)
     try:
         class Broken:
-            def result(self):
+            def get(self, timeout=None):
                 raise RuntimeError("worker died")
         batch.submit(list(ENTRIES), tmp_path / "b.pcap", "0-9-1")
         future, args = batch._jobs[tmp_path / "b.pcap"]
         if future is not None:
-            future.result()
+            future.get(30)
             (tmp_path / "b.pcap").unlink()
         batch._jobs[tmp_path / "b.pcap"] = (Broken(), args)
         assert batch.done(tmp_path / "b.pcap") is True
         assert (tmp_path / "b.pcap").stat().st_size > 0
+    finally:
+        batch.close()
+
+
+def test_a_stalled_worker_costs_a_bounded_wait(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(pcap, "WORKER_WAIT_S", 0.5)
+    batch = pcap.Batch(pcap.pcap_writer(), workers=1)
+    try:
+        class Stalled:
+            def get(self, timeout=None):
+                import multiprocessing
+                raise multiprocessing.TimeoutError()
+        batch.submit(list(ENTRIES), tmp_path / "s.pcap", "0-9-1")
+        batch.submit(list(ENTRIES), tmp_path / "t.pcap", "0-9-1")
+        _, args = batch._jobs[tmp_path / "s.pcap"]
+        batch._jobs[tmp_path / "s.pcap"] = (Stalled(), args)
+        assert batch.done(tmp_path / "s.pcap") is True        # written here after the wait
+        assert batch.done(tmp_path / "t.pcap") is True        # and the rest too, the worker given up
+        assert not list(tmp_path.glob("*.part"))
     finally:
         batch.close()
