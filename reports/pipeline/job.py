@@ -33,7 +33,7 @@ from . import ingest, jvmcache
 from . import records as source_records
 from .progress import StageListener, Stages
 from .session import create_session, resolve_master
-from .clients import client_section
+from .clients import client_section, empty_section
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -160,7 +160,7 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             findings_df.write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
 
         with stages.stage("validation_report_s", "list the skipped input"):
-            inputs_section = _inputs_section(inputs, staged, parsed_findings, limits)
+            inputs_section, client_records = _inputs_section(inputs, staged, parsed_findings, limits)
             if parsed_findings is not None:
                 parsed_findings.unpersist()
             if staged is not None:
@@ -169,7 +169,8 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
         # the dataset is complete: put it in place, then aggregate from it
         _swap_in(tmp_dataset, final_dataset)
         with stages.stage("aggregates_s", "aggregate"):
-            bundle = _bundle(rows, findings_df if finding_files else None, catalog, limits, inputs_section, spark)
+            bundle = _bundle(rows, findings_df if finding_files else None, catalog, limits, inputs_section, spark,
+                             client_records > 0)
             if finding_files:
                 findings_df.unpersist()
 
@@ -250,11 +251,14 @@ def _swap_in(tmp: Path, final: Path) -> None:
 
 
 def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings: "DataFrame | None",
-                    limits: agg.Limits) -> dict[str, Any]:
-    """The ``inputs`` part of the bundle: per-file counts, every bad entry (capped), warnings.
+                    limits: agg.Limits) -> tuple[dict[str, Any], int]:
+    """The ``inputs`` part of the bundle: per-file counts, every bad entry (capped), warnings;
+    and how many of the records taken judge a client library (``role: "client"``).
 
     One grouped action per input kind counts everything (bounded by files x schema versions x
     reasons); the bad lines themselves are listed by a second one, only when there are some.
+    The client count rides on the same action, so a broker-only report (the common case)
+    needs no action of its own to learn that it has no client section.
     """
     from pyspark.sql import functions as F
 
@@ -266,15 +270,20 @@ def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings:
     per_file: dict[str, dict[str, int]] = {}
     schemas: dict[str, int] = {}
     bad_counts: list[tuple[str, str, int]] = []   # (reason key, action, count)
+    client_records = 0
     listings: list["DataFrame"] = []
     reason_key = F.regexp_extract("reason", r"^[^:]*", 0)
     if staged is not None:
         taken = (F.col("status") != "skipped") & (F.col("dup_rank") == 1)
         bad = ds.bad_lines(staged, keep_all=True)
+        # the dataset's role column: "client" when the record says so, else a broker's record
+        client = taken & (F.coalesce(F.trim(F.col("r.role")), F.lit("")) == "client")
         grouped = bad.groupBy("source_file", F.when(taken, F.col("r.schema")).alias("schema"),
                               F.when(F.col("bad"), reason_key).alias("key"), "action").agg(
-            F.sum(taken.cast("int")).alias("records"), F.count(F.lit(1)).alias("n"))
+            F.sum(taken.cast("int")).alias("records"), F.count(F.lit(1)).alias("n"),
+            F.sum(client.cast("int")).alias("clients"))
         for row in grouped.collect():
+            client_records += int(row["clients"] or 0)
             counts = per_file.setdefault(row["source_file"], {"records": 0, "bad": 0})
             records = int(row["records"] or 0)
             counts["records"] += records
@@ -357,7 +366,7 @@ def _inputs_section(inputs: ingest.Inputs, staged: "DataFrame | None", findings:
     return {"files": files, "records": records, "findings": found, "bad_total": bad_total,
             "skipped_total": skipped_total, "bad_by_reason": dict(sorted(by_reason.items())),
             "bad": bad[:limits.bad], "bad_truncated": bad_total > limits.bad,
-            "schemas": dict(sorted(schemas.items())), "warnings": warnings}
+            "schemas": dict(sorted(schemas.items())), "warnings": warnings}, client_records
 
 
 def _reason_key(reason: str) -> str:
@@ -372,7 +381,7 @@ def _spark_path(f: ingest.InputFile) -> str:
 
 
 def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, limits: agg.Limits,
-            inputs_section: dict[str, Any], spark: "SparkSession") -> dict[str, Any]:
+            inputs_section: dict[str, Any], spark: "SparkSession", has_clients: bool = True) -> dict[str, Any]:
     from amqpspec import __version__
 
     a = agg.Aggregator(results, findings, catalog, limits)
@@ -382,7 +391,8 @@ def _bundle(results: "DataFrame", findings: "DataFrame", catalog: ds.Catalog, li
     matrix = a.matrix(targets)
     findings_summary = a.findings_summary()
     flaky, flaky_total = a.flaky()
-    clients = client_section(results, catalog, limits)   # client records: their own side, their own matrix
+    # client records: their own side, their own matrix
+    clients = client_section(results, catalog, limits) if has_clients else empty_section()
     clause_ids = {row["clause"] for m in matrix + clients["matrix"] for row in m["rows"]}
     clause_ids |= {c for s in findings_summary["by_signature"] for c in s["clauses"]}
     case_results = sum(r["cases"] for r in a.runs) + clients["case_results"]
