@@ -32,7 +32,10 @@ SILENCE = ("If a peer detects no incoming traffic (i.e. received octets) for two
 
 SEND_FOR = 3.0          # how long we keep our side of a 1-second heartbeat alive, waiting for the broker's
 OUR_BEAT = 0.4          # our heartbeat period on a 1-second heartbeat: well inside the interval
-SILENCE_WINDOW = 4.5    # two 1-second intervals, plus generous slack for the broker's timers
+# the sentence sets a floor ("two heartbeat intervals or longer"), no ceiling: the window is two
+# intervals plus a whole 3-second timer tick of slack (garagemq closes at 3.0 s, but once took past
+# 4.5 s right after a restart: bench.verdict_stability, issue 14)
+SILENCE_WINDOW = 6.0
 
 
 def _is(item: object, name: str) -> bool:
@@ -190,7 +193,7 @@ class ClosedWithoutHandshake(Verifier):
 def missed_heartbeats(ctx: Context) -> None:
     """Negotiates heartbeat 1 s, then sends nothing at all (no heartbeat, no method) and
     answers nothing but a connection.close. Check 1: the broker closes the connection within
-    4.5 s (two intervals plus slack). Check 2, when it does: it closes the socket without the
+    6 s (two intervals plus slack). Check 2, when it does: it closes the socket without the
     Connection.Close/Close-Ok handshake. The time of the close is in the observed text."""
     peer = ctx.connect(heartbeat=1)
     obs = peer.observe(SILENCE_WINDOW)
