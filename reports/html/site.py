@@ -462,8 +462,7 @@ def _render(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: 
     writer = pcap.pcap_writer() if pcaps != "none" else None
     batch = pcap.Batch(writer)
     try:
-        return _render_pages(site, bundle, bundle_path, dataset_dir, pcaps, progress, targets, libraries, clients,
-                             rows, writer, batch)
+        return _render_pages(site, bundle, bases, pcaps, progress, targets, libraries, clients, rows, writer, batch)
     finally:
         batch.close()
 
@@ -483,12 +482,12 @@ def _finding_pcap(f: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return pcap_rel, about
 
 
-def _render_pages(site: Site, bundle: dict[str, Any], bundle_path: Path, dataset_dir: Path | None, pcaps: str,
+def _render_pages(site: Site, bundle: dict[str, Any], bases: list[Path], pcaps: str,
                   progress: Callable[[str], None] | None, targets: list[model.TargetView],
                   libraries: list[model.TargetView], clients: dict[str, Any], rows: Any, writer: Any,
                   batch: pcap.Batch) -> Path:
+    """Every page, with the targets, libraries and dataset rows ``_render`` read; pcaps through ``batch``."""
     out_dir = site.out
-    bases = [bundle_path.resolve().parent, Path.cwd()]
     protocols = sorted({t.protocol for t in targets})
     # the annotated specification: the brokers' columns, then the libraries' (client-side verdicts)
     specs = [model.build_spec(p, [t for t in targets + libraries if t.protocol == p], rows.by_target)
