@@ -54,17 +54,18 @@ def _parse(raw: bytes | None, path: str, number: int) -> Any:
         return None
 
 
-def _read(real: str, shown: str, wanted: set[int] | None) -> None:
-    """Parses ``wanted`` lines (None: all) of a file into the cache; the caller holds _lock."""
+def _read(real: str, shown: str, wanted: set[int] | None) -> dict[int, Any]:
+    """Parses ``wanted`` lines (None: all) of a file, keeps them in the cache while the file is
+    unchanged, and returns every line known of it (those kept before too); the caller holds _lock."""
     stamp = _stamp(real)
     kept = _cache.get(real)
     if kept is None or stamp is None or kept.stamp != stamp:
         kept = _File(stamp or (-1, -1))
     if kept.complete:
-        return
+        return kept.lines
     missing = None if wanted is None else {n for n in wanted if n not in kept.lines}
     if missing is not None and not missing:
-        return
+        return kept.lines
     lines = dict(kept.lines)
     last = max(missing) if missing else None
     complete = False
@@ -78,6 +79,7 @@ def _read(real: str, shown: str, wanted: set[int] | None) -> None:
             complete = missing is None
     if stamp is not None and _stamp(real) == stamp:   # not rewritten while it was read
         _cache[real] = _File(stamp, lines, complete)
+    return lines
 
 
 def read_lines(path: str | os.PathLike[str], lines: Iterable[int]) -> dict[int, Any]:
@@ -89,16 +91,8 @@ def read_lines(path: str | os.PathLike[str], lines: Iterable[int]) -> dict[int, 
     real = os.path.realpath(path)
     wanted = set(lines)
     with _lock:
-        _read(real, str(path), wanted)
-        kept = _cache.get(real)
-        if kept is None or kept.stamp != _stamp(real):   # could not be kept (changing): read it now
-            fresh: dict[int, Any] = {}
-            with open(real, "rb") as fh:
-                for number, raw in raw_lines(fh):
-                    if number in wanted:
-                        fresh[number] = _parse(raw, str(path), number)
-            return {n: v for n, v in fresh.items() if v is not None}
-        return {n: kept.lines[n] for n in wanted if kept.lines.get(n) is not None}
+        known = _read(real, str(path), wanted)
+    return {n: known[n] for n in wanted if known.get(n) is not None}
 
 
 def prefetch(paths: Iterable[str | os.PathLike[str]]) -> threading.Thread | None:
