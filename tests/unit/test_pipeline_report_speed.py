@@ -38,6 +38,7 @@ def test_c1_only_jit_for_a_small_local_input_only():
 def test_icu_case_mappings_off_everywhere_plan_text_cut_for_a_small_local_input_only():
     for url, size in (("local[*]", ONE_RUN), ("local[2]", None), ("spark://10.0.0.5:7077", ONE_RUN)):
         assert sql_settings(url, size)["spark.sql.icu.caseMappings.enabled"] == "false"
+        assert sql_settings(url, size)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
     assert sql_settings("local[*]", ONE_RUN)["spark.sql.maxPlanStringLength"] == "2048"
     assert "spark.sql.maxPlanStringLength" not in sql_settings("local[*]", SMALL_INPUT_BYTES + 1)
     assert "spark.sql.maxPlanStringLength" not in sql_settings("local[*]", None)
