@@ -32,7 +32,7 @@ from . import dataset as ds
 from . import ingest, jvmcache
 from . import records as source_records
 from .progress import StageListener, Stages
-from .session import create_session, resolve_master
+from .session import check_runtime, create_session, resolve_master
 from .clients import client_section, empty_section
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,6 +121,10 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
 
     own_session = False
     with stages.stage("session_s", "start Spark"):
+        if spark is None:
+            # PySpark's own imports first, alone: the catalog's thread would hold the GIL
+            # through them and put off the JVM's launch (measured: by about a second)
+            check_runtime()
         # the catalog (every case module imported) is built while the JVM starts
         catalog_loader = _Background(ds.load_catalog)
         if spark is None:

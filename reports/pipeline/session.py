@@ -110,10 +110,11 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _check_runtime() -> None:
-    """Clear one-line errors for the two things Spark cannot start without."""
+def check_runtime() -> None:
+    """Clear one-line errors for the two things Spark cannot start without; imports PySpark's
+    session module (what starting a session needs first)."""
     try:
-        import pyspark  # noqa: F401
+        import pyspark.sql  # noqa: F401
     except ImportError:
         raise UsageError("the report pipeline needs PySpark: pip install 'pyspark>=4.0'") from None
     java_home = os.environ.get("JAVA_HOME")
@@ -202,7 +203,7 @@ def create_session(master: str | None = None, conf: Mapping[str, str] | None = N
     (the size of the input files, None when unknown) sizes a local session: shuffle
     partitions and the JIT (see ``shuffle_partitions`` and ``jit_options``).
     """
-    _check_runtime()
+    check_runtime()
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
