@@ -125,6 +125,12 @@ class Aggregator:
 
     # ------------------------------------------------------------------ runs and targets
 
+    def collect(self) -> None:
+        """The two actions every section below is finished from (``collect_runs``, then
+        ``collect_family_counts``)."""
+        self.collect_runs()
+        self.collect_family_counts()
+
     def collect_runs(self) -> list[dict[str, Any]]:
         """The run table, from one action grouped by (run, section): the same rows give each
         latest run's counts by section (``verdict_counts``), the cases citing no clause
