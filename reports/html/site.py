@@ -33,7 +33,7 @@ import jinja2
 from amqpspec.atomicfile import write_atomically
 from amqpspec.reports.console import format_close, printable, redact_url
 
-from . import chart, load, model, pcap
+from . import chart, load, model, pcap, split
 from . import clients as client_view
 from .hexview import hex_view
 from .paginate import PAGE_SIZE, paginate
@@ -533,6 +533,7 @@ def _render_pages(site: Site, bundle: dict[str, Any], bases: list[Path], pcaps: 
             site.write("matrix.html.j2", m["href"], matrix=m)
     for m in client_matrices:
         site.write("client_matrix.html.j2", m["href"], matrix=m)
+    case_pages: list[tuple[model.TargetView, Any, str | None]] = []
     for t in targets + libraries:
         if progress:
             progress(f"{t.key}: {len(t.cases)} cases")
@@ -548,15 +549,21 @@ def _render_pages(site: Site, bundle: dict[str, Any], bases: list[Path], pcaps: 
                 continue
             site.write_paginated("cases.html.j2", f"html/t/{t.slug}/{name}", chosen, target=t, tab=name, tabs=tabs)
         for case in t.cases:
-            transcript = case.record.get("transcript") if case.record else None
             pcap_rel, _about, wanted = _case_pcap(t, case, pcaps)
             if wanted and batch.done(site.path(pcap_rel)):
                 case.pcap_href = pcap_rel
-            pcap_note = _pcap_note(pcaps, writer, wanted)
-            entries, elided, note = _transcript_view(transcript)
-            site.write("case.html.j2", case.href, target=t, case=case, ev=_evidence_view(case.record),
-                       transcript=entries, elided=elided,
-                       transcript_note=note, pcap_note=pcap_note)
+            case_pages.append((t, case, _pcap_note(pcaps, writer, wanted)))
+
+    def case_page(job: tuple[model.TargetView, Any, str | None]) -> None:
+        t, case, pcap_note = job
+        transcript = case.record.get("transcript") if case.record else None
+        entries, elided, note = _transcript_view(transcript)
+        site.write("case.html.j2", case.href, target=t, case=case, ev=_evidence_view(case.record),
+                   transcript=entries, elided=elided, transcript_note=note, pcap_note=pcap_note)
+
+    # one page per case: most of the report's time, rendered on two cores (split.py)
+    pages_before = site.pages
+    site.pages = pages_before + split.render_all(case_pages, case_page)
     if several_runs:
         site.write("history.html.j2", "html/history.html", charts=charts, changes=bundle["changes"],
                    flaky_count=len(bundle["flaky"]), runs_count=len(bundle["runs"]), targets=targets)
