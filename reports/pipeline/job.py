@@ -167,7 +167,12 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             # cores: the two stages after the write went from about 3.3 s to ...).
             listing = _Background(lambda: _inputs_section(inputs, staged, parsed_findings, limits), "amqpspec-inputs")
             aggregator = agg.Aggregator(rows, findings_df if finding_files else None, catalog, limits)
-            collecting = _Background(aggregator.collect, "amqpspec-aggregates")
+
+            def collect() -> Located:
+                aggregator.collect()
+                # JUnit's one action, the records of each latest run, rides on the same thread
+                return _locate_latest(rows, aggregator.targets()) if junit else {}
+            collecting = _Background(collect, "amqpspec-aggregates")
             rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
             findings_df.write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
 
@@ -179,7 +184,7 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
         # the dataset is complete: put it in place, then aggregate from it
         _swap_in(tmp_dataset, final_dataset)
         with stages.stage("aggregates_s", "aggregate"):
-            collecting.result()
+            latest_records = collecting.result()
             if staged is not None:
                 staged.unpersist()
             bundle = _bundle(aggregator, rows, catalog, limits, inputs_section, client_records > 0)
@@ -187,7 +192,7 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
                 findings_df.unpersist()
 
         with stages.stage("junit_s", "write JUnit"):
-            junit_paths = _write_junit(rows, bundle, out, strict) if junit else []
+            junit_paths = _write_junit(latest_records, bundle, out, strict) if junit else []
             rows.unpersist()
             bundle["junit"] = [{"key": k, "run_id": r, "path": p.relative_to(out).as_posix()}
                                for k, r, p in junit_paths]
@@ -435,25 +440,36 @@ def _bundle(a: agg.Aggregator, results: "DataFrame", catalog: ds.Catalog, limits
     }
 
 
-def _write_junit(results: "DataFrame", bundle: dict[str, Any], out: Path,
+Located = dict[str, dict[int, tuple[str, str, str, str]]]   # file -> line -> (run, product, version, protocol)
+
+
+def _locate_latest(results: "DataFrame", targets: list[dict[str, Any]]) -> Located:
+    """Where the records of each target's latest run are (one action, asked with the aggregates)."""
+    from pyspark.sql import functions as F
+
+    keys = [agg.SEP.join((t["latest_run"], t["product"], t["version"], t["protocol"])) for t in targets]
+    if not keys:
+        return {}
+    where = agg._run_key_col().isin(keys) & (F.col("clause_pos") == 0)
+    located = results.where(where).select("run_id", "product", "version", "protocol", "source_file",
+                                          "source_line").collect()
+    wanted: Located = {}
+    for row in located:
+        wanted.setdefault(row["source_file"], {})[row["source_line"]] = (
+            row["run_id"], row["product"], row["version"], row["protocol"])
+    return wanted
+
+
+def _write_junit(wanted: Located, bundle: dict[str, Any], out: Path,
                  strict: bool) -> list[tuple[str, str, Path]]:
     """JUnit XML of each target's latest run, built from the original records (with transcripts)."""
     from amqpspec.reports.junit import write_junit
-    from pyspark.sql import functions as F
 
     from amqpspec.result import Result
 
     latest = {(t["latest_run"], t["product"], t["version"], t["protocol"]): t["key"] for t in bundle["targets"]}
     if not latest:
         return []
-    keys = [agg.SEP.join(k) for k in latest]
-    where = agg._run_key_col().isin(keys) & (F.col("clause_pos") == 0)
-    located = results.where(where).select("run_id", "product", "version", "protocol", "source_file",
-                                          "source_line").collect()
-    wanted: dict[str, dict[int, tuple[str, str, str, str]]] = {}
-    for row in located:
-        wanted.setdefault(row["source_file"], {})[row["source_line"]] = (
-            row["run_id"], row["product"], row["version"], row["protocol"])
     records: dict[tuple[str, str, str, str], list[Result]] = {k: [] for k in latest}
     for path, lines in wanted.items():
         try:
