@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 BUNDLE_SCHEMA = 1
 BUNDLE_KIND = "amqpspec-report-bundle"
+BACKGROUND_WAIT_S = 60.0   # after a failure, how long each thread still asking Spark is waited for
 _URL_PASSWORD = re.compile(r"(://[^/:@\s]*):[^@/\s]*@")
 
 
@@ -136,6 +137,7 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
                 log(f"starting Spark ({resolve_master(master)}) ...")
             spark = create_session(master, conf, input_bytes=ingest.input_bytes(inputs))
         catalog = catalog_loader.result()
+    background: list[_Background] = []   # Spark actions asked from other threads (see below)
     token = uuid.uuid4().hex[:12]
     tmp_dataset = out / f".dataset-{token}"
     final_dataset = out / "dataset"
@@ -155,26 +157,29 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
                 parsed_findings = ingest.read_findings(spark, finding_files).persist(_keep())
                 findings_df = ds.finding_rows(parsed_findings).persist(_keep())
             else:
-                parsed_findings = None
-                findings_df = _empty(spark, _findings_schema(spark))
+                parsed_findings = findings_df = None
             # JUnit and the HTML report quote whole records: parsed in Python while the JVM
             # works (the driver thread only waits on it from here on; see records.py)
             source_records.prefetch([f.path for f in result_files if f.local])
-            # The counts of the input and the aggregates' two actions read the same kept tables
-            # and nothing the write makes: they are asked from threads of their own while this
-            # one writes. In a cold JVM most of a small query's time is its planning on the
-            # driver, one thread; beside the write's tasks it uses the other core (measured on 2
-            # cores: the two stages after the write went from about 3.3 s to ...).
+            # The counts of the input, the aggregates' two actions and JUnit's read the same kept
+            # tables and nothing the write makes: they are asked from threads of their own while
+            # this one writes, and so is the findings table written. In a cold JVM most of a small
+            # query's time is its planning on the driver, one thread; beside the write's tasks it
+            # uses the other core (measured on 2 cores, one run: the stages after the write went
+            # from about 4 s to 1.5 s, the write taking about 0.5 s longer).
             listing = _Background(lambda: _inputs_section(inputs, staged, parsed_findings, limits), "amqpspec-inputs")
-            aggregator = agg.Aggregator(rows, findings_df if finding_files else None, catalog, limits)
+            aggregator = agg.Aggregator(rows, findings_df, catalog, limits)
 
             def collect() -> Located:
                 aggregator.collect()
                 # JUnit's one action, the records of each latest run, rides on the same thread
                 return _locate_latest(rows, aggregator.targets()) if junit else {}
             collecting = _Background(collect, "amqpspec-aggregates")
+            writing_findings = _Background(lambda: _write_findings(spark, findings_df, tmp_dataset / "findings"),
+                                           "amqpspec-findings")
+            background += [listing, collecting, writing_findings]
             rows.write.mode("overwrite").parquet(str(tmp_dataset / "results"))
-            findings_df.write.mode("overwrite").parquet(str(tmp_dataset / "findings"))
+            writing_findings.result()
 
         with stages.stage("validation_report_s", "list the skipped input"):
             inputs_section, client_records = listing.result()
@@ -188,7 +193,7 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             if staged is not None:
                 staged.unpersist()
             bundle = _bundle(aggregator, rows, catalog, limits, inputs_section, client_records > 0)
-            if finding_files:
+            if findings_df is not None:
                 findings_df.unpersist()
 
         with stages.stage("junit_s", "write JUnit"):
@@ -202,11 +207,28 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
         _write_atomically(bundle_path, json.dumps(bundle, ensure_ascii=False, indent=1) + "\n")
         return JobResult(out, bundle_path, final_dataset, [p for _, _, p in junit_paths], bundle, seconds,
                          stages.timings)
+    except BaseException:
+        # threads still asking Spark (the write failed, or was interrupted) end before the
+        # temporary dataset goes: a late write would make its folder again
+        if any(b.running() for b in background):
+            try:
+                spark.sparkContext.cancelAllJobs()
+            except Exception:
+                pass
+            for b in background:
+                b.wait(BACKGROUND_WAIT_S)
+        raise
     finally:
         shutil.rmtree(tmp_dataset, ignore_errors=True)
         if own_session:
             spark.stop()
             jvmcache.finish_pending()
+
+
+def _write_findings(spark: "SparkSession", findings: "DataFrame | None", path: Path) -> None:
+    """The findings table; an empty one of the same schema when no finding was given."""
+    table = findings if findings is not None else _empty(spark, _findings_schema(spark))
+    table.write.mode("overwrite").parquet(str(path))
 
 
 class _Background:
@@ -223,6 +245,13 @@ class _Background:
             self._value = fn()
         except BaseException as exc:  # handed to the caller's thread
             self._error = exc
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float) -> None:
+        """Waits for the call to end (at most ``timeout`` seconds), whatever it returns or raises."""
+        self._thread.join(timeout)
 
     def result(self) -> Any:
         self._thread.join()

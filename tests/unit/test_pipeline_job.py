@@ -230,3 +230,38 @@ def test_cli_with_nothing_readable_is_one_line_and_exit_2(inputs, tmp_path):
     result = CliRunner().invoke(report, [str(inputs["missing"]), "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [f"amqpspec: error: nothing to read: {inputs['missing']}: file not found"]
+
+
+def test_a_failed_write_waits_for_the_threads_asking_spark_and_leaves_no_temporary_dataset(
+        inputs, tmp_path, job, monkeypatch):
+    """The skipped-input counts, the aggregates and the findings table are asked from threads
+    while the dataset is written: when the write fails they end before the temporary dataset
+    is removed (a late findings write would make its folder again) and the error is the write's."""
+    import threading
+    import time as _time
+
+    from pyspark.sql.readwriter import DataFrameWriter
+
+    from amqpspec.reports.pipeline import job as job_module
+
+    slow_findings = job_module._write_findings
+
+    def late_findings(*args, **kwargs):
+        _time.sleep(1.0)   # still writing when the results write has failed
+        return slow_findings(*args, **kwargs)
+
+    real_parquet = DataFrameWriter.parquet
+
+    def failing_parquet(self, path, *args, **kwargs):
+        if str(path).endswith("results"):
+            raise OSError("disk full (test)")
+        return real_parquet(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(job_module, "_write_findings", late_findings)
+    monkeypatch.setattr(DataFrameWriter, "parquet", failing_parquet)
+    out = tmp_path / "failed"
+    spark = create_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
+    with pytest.raises(OSError, match="disk full"):
+        run_job([str(inputs["results"] / "garagemq-091.jsonl")], out, spark=spark)
+    assert not [t for t in threading.enumerate() if t.name.startswith("amqpspec-") and t.is_alive()]
+    assert not list(out.glob(".dataset-*"))
