@@ -24,7 +24,7 @@ from amqpspec.wire.amqp10 import frames as f10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Composite, Restricted
 
-from bench.mutation.values10 import Path, _walk, rewritable_frame, describe_path, flipped, get, replace, round_robin, short
+from bench.mutation.values10 import Path, _walk, describe_path, flipped, get, replace, rewritable_frame, round_robin, short
 
 #: (performative, field) pairs that tie a frame to its link or session
 SETUP_FIELDS = frozenset({("transfer", "handle"), ("attach", "name"), ("begin", "remote-channel")})

@@ -25,6 +25,7 @@ from amqpspec.wire.amqp10 import spec as spec10
 from amqpspec.wire.amqp10 import types as t10
 from amqpspec.wire.amqp10.composite import Composite, Restricted
 
+
 def rewritable_frame(raw: bytes, kind: type = Composite) -> f10.AMQPFrame | None:
     """The AMQP frame in ``raw`` when its performative is a ``kind`` and the frame re-encodes to
     exactly ``raw`` (only then can a changed copy differ from the broker's octets in one value)."""

@@ -165,8 +165,8 @@ def run_job(results: Sequence[str], out_dir: str | os.PathLike[str], *, findings
             # tables and nothing the write makes: they are asked from threads of their own while
             # this one writes, and so is the findings table written. In a cold JVM most of a small
             # query's time is its planning on the driver, one thread; beside the write's tasks it
-            # uses the other core (measured on 2 cores, one run: the stages after the write went
-            # from about 4 s to 1.5 s, the write taking about 0.5 s longer).
+            # uses the other core (measured on 2 cores, one run, medians of five: the stages after
+            # the write went from 4.4 s to 2.5 s, the write itself no slower).
             listing = _Background(lambda: _inputs_section(inputs, staged, parsed_findings, limits), "amqpspec-inputs")
             aggregator = agg.Aggregator(rows, findings_df, catalog, limits)
 

@@ -180,7 +180,7 @@ def sql_settings(url: str, input_bytes: int | None) -> dict[str, str]:
     - PySpark's DataFrame debugging off: with it on (Spark 4's default), every Column and
       function call walks the Python stack and makes four more round trips to the JVM to
       record its call site for error messages (measured: 7,800 round trips instead of 2,800
-      to build the dataset's plan, about 1 s of a 2-core report; 3-5 s over the whole job).
+      to build the dataset's plan, about 1 s of a 2-core report).
       The job's errors are reported by the CLI as one line anyway.
     - A local job on a small input: plan descriptions cut to 2 kB. Spark renders every
       query's physical plan as text for its listeners even with the UI off, and the catalog
