@@ -105,7 +105,7 @@ def test_answer_time_is_bounded() -> None:
         t0 = time.monotonic()
         with pytest.raises(ManagementError, match="timeout"):
             mem_used(_api(server.url), timeout=0.5)
-        assert time.monotonic() - t0 < 2.0
+        assert time.monotonic() - t0 < 0.5 + 5.0  # the timeout, with slack for a loaded machine
 
 
 @pytest.mark.parametrize("body", [b"{}", b"[" * 100_000, b"not json", b'[{"mem_used": "1e999"}]'])

@@ -96,10 +96,10 @@ def test_silence_is_provisional_after_the_hang_window(pool: Connections) -> None
     silent = scripted_broker(log, silent_when=lambda ch, item: type(getattr(item, "performative", None)) is spec.Flow)
     with HostileServer(silent) as server:
         t0 = time.monotonic()
-        quick = _run(url_10(server.port), "link", _flow(), window=3.0, hang_window=0.2)
+        quick = _run(url_10(server.port), "link", _flow(), window=10.0, hang_window=0.2)
         took = time.monotonic() - t0
         whole = _run(url_10(server.port), "link", _flow(), window=1.0)
-    assert took < 2.5, took                                  # not the 3 s window
+    assert took < 6.0, took                                  # not the 10 s window (slack for a loaded machine)
     assert quick.observation.quick is True
     assert classify(quick.expectation, quick.observation, "1.0").violation == "hang"
     # without a hang window the whole window is watched and the silence is final

@@ -109,7 +109,7 @@ def test_slow_client_cannot_hold_the_handshake_past_the_deadline(listener: Liste
     t0 = time.monotonic()
     with pytest.raises(UnexpectedReply):
         peer.handshake()
-    assert time.monotonic() - t0 < 2.5
+    assert time.monotonic() - t0 < 1.5 + 5.0  # the deadline, with slack for a loaded machine: bounded, not fast
     c.close()
 
 
@@ -123,7 +123,7 @@ def test_a_hundred_connections_are_drained_and_the_next_case_gets_a_fresh_one(li
     time.sleep(0.1)
     t0 = time.monotonic()
     drained = listener.drain()
-    assert time.monotonic() - t0 < 2.0 and drained >= 1
+    assert time.monotonic() - t0 < 10.0 and drained >= 1  # not a wait per stale connection (100 x 0.5 s)
     fresh = _client(listener)
     fresh.sendall(PROTOCOL_HEADER)
     peer = _accept(listener, 2.0)
@@ -136,7 +136,7 @@ def test_no_connection_is_a_deadline_not_a_hang(listener: Listener) -> None:
     t0 = time.monotonic()
     with pytest.raises(DeadlineExceeded):
         _accept(listener, 0.5)
-    assert time.monotonic() - t0 < 1.5
+    assert time.monotonic() - t0 < 0.5 + 5.0
 
 
 def test_sasl_response_is_masked_in_the_transcript(listener: Listener) -> None:
