@@ -53,12 +53,15 @@ def main() -> None:
 @password_option
 @click.option("-v", "--verbose", is_flag=True, help="Print every frame sent and received, decoded.")
 @click.option("--dry-run", is_flag=True, help="List the selected cases without connecting.")
+@click.option("--keep-warm/--no-keep-warm", default=None,
+              help="With --json: start a Spark in the background, warmed for `amqpspec report` of the results "
+                   "(see `report --keep-warm`). Default: on at a terminal outside CI.")
 @guarded
 def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, strict: bool,
         include: tuple[str, ...], exclude: tuple[str, ...], baseline_path: str | None,
         write_baseline_path: str | None, timeout: float | None, jobs: int, seed: int | None,
         profile_path: str | None, no_profile: bool, restart_command: str | None, cafile: str | None,
-        insecure: bool, password_file: str | None, verbose: bool, dry_run: bool) -> None:
+        insecure: bool, password_file: str | None, verbose: bool, dry_run: bool, keep_warm: bool | None) -> None:
     """Run the conformance suite against the broker at URL (amqp[s]://user:pass@host:port/vhost)."""
     from amqpspec import baseline as bl
     from amqpspec import profiles
@@ -122,8 +125,27 @@ def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, 
         if writer is not None:
             writer.close()
     reporter.finish(results, time.monotonic() - t0)
+    if json_path:
+        _prewarm(keep_warm)
     finish_outputs(results, target, strict=strict, junit_path=junit_path, write_baseline_path=write_baseline_path,
                    baseline=baseline, baseline_path=baseline_path, show_improvements=True)
+
+
+def _prewarm(keep_warm: bool | None) -> None:
+    """A Spark warming up for the report of these results, when wanted; never fails the run."""
+    try:
+        from amqpspec.reports.warm import client
+
+        if not client.wanted(keep_warm):
+            return
+        from amqpspec.reports.pipeline.session import check_runtime
+
+        check_runtime()   # no PySpark or no Java: nothing to warm, the report will say why
+        note = client.prewarm()
+    except Exception:   # an optional speed-up: whatever stops it, the run's outcome is unchanged
+        return
+    if note:
+        click.echo(note, err=True)
 
 
 #: the states of a clause in ``clauses --coverage`` (amqpspec.coverage.ClauseCoverage.status)
@@ -263,6 +285,7 @@ COMMANDS = (
     ("capture", "amqpspec.capture.cli", "capture"),
     ("report", "amqpspec.reports.cli", "report"),
     ("html", "amqpspec.reports.html.cli", "html_command"),
+    ("spark", "amqpspec.reports.warm.cli", "spark"),
     ("client", "amqpspec.cli_client", "client"),
     ("serve", "amqpspec.cli_client", "serve"),
 )

@@ -74,15 +74,32 @@ def _summary(result: Any, echo: Callable[[str], None]) -> None:
               help="Spark configuration, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--strict", is_flag=True, help="JUnit: count warnings and documented deviations as failures.")
 @click.option("--no-html", is_flag=True, help="Write only the dataset, the bundle and the JUnit files.")
+@click.option("--keep-warm/--no-keep-warm", default=None,
+              help="Run in a Spark kept warm between reports (idle minutes: AMQPSPEC_KEEP_WARM_MINUTES, "
+                   "default 10; `amqpspec spark stop` ends it). Default: on at a terminal outside CI.")
 @guarded
 def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], spark_master: str | None,
-           spark_conf: tuple[str, ...], strict: bool, no_html: bool) -> None:
+           spark_conf: tuple[str, ...], strict: bool, no_html: bool, keep_warm: bool | None) -> None:
     """Build the compliance dataset and report from RESULTS (JSON-lines files or directories).
 
     Bad, truncated or duplicate lines, missing or empty files are skipped and listed (in the
     output and in the report), never fatal; unknown case or clause ids from other suite
     versions are kept and flagged.
     """
+    params = {"results": list(results), "out_dir": out_dir, "findings": list(findings),
+              "spark_master": spark_master, "spark_conf": list(spark_conf), "strict": strict, "no_html": no_html}
+    from amqpspec.reports.warm import client
+
+    if client.wanted(keep_warm):
+        code = client.run(params, check=lambda: check_output_dir(out_dir, "--out"))
+        if code is not None:
+            sys.exit(code)
+    run_report(**params)
+
+
+def run_report(results: list[str], out_dir: str, findings: list[str], spark_master: str | None,
+               spark_conf: list[str], strict: bool, no_html: bool) -> None:
+    """The report, in this process (or in the warm Spark's: ``warm.server`` calls this too)."""
     from amqpspec.reports.pipeline import records as source_records
     from amqpspec.reports.pipeline.job import run_job
     from amqpspec.reports.pipeline.session import parse_conf
@@ -93,7 +110,7 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
         click.echo(safe_line(line))
 
     check_output_dir(out_dir, "--out")  # before Spark starts: a bad path costs no pipeline run
-    conf = parse_conf(spark_conf)
+    conf = parse_conf(tuple(spark_conf))
     display = StageDisplay()   # the stages as they run (rich on a terminal, one line each otherwise)
     try:
         result = run_job(list(results), out_dir, findings=list(findings), master=spark_master, conf=conf,
