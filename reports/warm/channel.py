@@ -28,6 +28,8 @@ IDLE_MINUTES = 10.0
 KEY_ENV = ("JAVA_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "SPARK_LOCAL_IP", "PYSPARK_PYTHON",
            "PYSPARK_SUBMIT_ARGS", "AMQPSPEC_SPARK_DRIVER_MEMORY", "AMQPSPEC_SPARK_LOG_LEVEL",
            "AMQPSPEC_SPARK_CDS")
+# the client's environment applied for the length of a report: what the output depends on
+JOB_ENV = ("COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR", "CI")
 
 
 class ChannelError(AmqpspecError):

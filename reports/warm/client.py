@@ -202,7 +202,7 @@ def _remote(place: channel.Place, key: str, params: dict[str, Any]) -> int | str
         return None
     with conn:
         conn.settimeout(None)
-        env = {k: os.environ[k] for k in ("COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR", "CI")
+        env = {k: os.environ[k] for k in channel.JOB_ENV
                if k in os.environ}
         if sys.stderr.isatty() and "COLUMNS" not in env:
             with contextlib.suppress(OSError):

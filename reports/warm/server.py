@@ -31,8 +31,7 @@ from typing import Any, Iterator
 
 from . import channel
 
-# the client's environment applied for the length of a report: what the output depends on
-JOB_ENV = ("COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR", "CI")
+_ENDING = threading.Event()   # SIGTERM (`amqpspec spark stop` while a report runs): end after it
 
 
 class _Stream(io.TextIOBase):
@@ -96,10 +95,10 @@ def _changed(snapshot: dict[str, tuple[int, int]]) -> str | None:
 @contextlib.contextmanager
 def _client_env(request: dict[str, Any]) -> Iterator[None]:
     env = request.get("env") if isinstance(request.get("env"), dict) else {}
-    saved = {k: os.environ.get(k) for k in JOB_ENV}
+    saved = {k: os.environ.get(k) for k in channel.JOB_ENV}
     cwd = os.getcwd()
     try:
-        for k in JOB_ENV:
+        for k in channel.JOB_ENV:
             value = env.get(k)
             if isinstance(value, str):
                 os.environ[k] = value
@@ -170,17 +169,23 @@ def _run(conn: socket.socket, request: dict[str, Any], spark: Any) -> tuple[int,
     try:
         with _client_env(request), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                inputs = ingest.discover_inputs(list(params.get("results") or ()), list(params.get("findings") or ()))
-                partitions = shuffle_partitions("local", ingest.input_bytes(inputs))
-                if partitions is not None:   # sized per report, as a fresh session would be
-                    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+                with contextlib.suppress(Exception):   # bad input: the report itself says what is wrong
+                    inputs = ingest.discover_inputs(list(params.get("results") or ()),
+                                                    list(params.get("findings") or ()))
+                    partitions = shuffle_partitions("local", ingest.input_bytes(inputs))
+                    if partitions is not None:   # sized per report, as a fresh session would be
+                        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
                 guarded(run_report)(**params)   # the suite's own errors: one line and exit 2, as in the CLI
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             except KeyboardInterrupt:
                 code, healthy = 130, False
-            except Exception as exc:   # a defect: one line to the client, the trace to the log
+            except Exception as exc:
+                if watcher.fired:   # the interrupt landed inside a py4j call: PySpark raises its own error
+                    print(f"client went away: report interrupted ({type(exc).__name__})", file=sys.__stderr__)
+                    return 130, False
+                # a defect: one line to the client, the trace to the log
                 print(f"amqpspec: the warm Spark failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                       file=err)
                 traceback.print_exc(file=sys.__stderr__)
@@ -225,7 +230,10 @@ def _answer(conn: socket.socket, spark: Any, state: dict[str, Any]) -> bool:
             channel.send(conn, {"refused": f"the amqpspec code changed since it started ({changed})"})
             return False
         state["reports"] += 1
+        t0 = time.monotonic()
         code, healthy = _run(conn, request, spark)
+        print(f"report {state['reports']}: exit {code} in {time.monotonic() - t0:.1f}s"
+              + ("" if healthy else " (interrupted, or its client went away: ending)"), file=sys.stderr, flush=True)
         with contextlib.suppress(OSError, channel.ChannelError):
             channel.send(conn, {"exit": code})
         return healthy
@@ -298,7 +306,7 @@ def serve(settings: dict[str, Any]) -> int:
                 print("idle: ending", file=sys.stderr)
                 return 0
             with conn:
-                if not _answer(conn, spark, state):
+                if not _answer(conn, spark, state) or _ENDING.is_set():
                     return 0
     finally:
         with contextlib.suppress(OSError):
@@ -309,6 +317,7 @@ def serve(settings: dict[str, Any]) -> int:
 
 
 def _terminate(signum: int, frame: Any) -> None:
+    _ENDING.set()
     raise KeyboardInterrupt   # a report in progress cleans up as after Ctrl-C; then Spark stops
 
 
