@@ -31,6 +31,7 @@ from typing import Any, Iterator
 
 from . import channel
 
+NICE = 10
 _ENDING = threading.Event()   # SIGTERM (`amqpspec spark stop` while a report runs): end after it
 
 
@@ -241,6 +242,15 @@ def _answer(conn: socket.socket, spark: Any, state: dict[str, Any]) -> bool:
         return True
 
 
+def _load_code() -> None:
+    from amqpspec.reports.pipeline import dataset
+
+    dataset.load_catalog()
+    import amqpspec.reports.cli  # noqa: F401
+    with contextlib.suppress(ImportError):
+        import amqpspec.reports.html  # noqa: F401  (the renderer and its templates' engine)
+
+
 def _warm_up() -> None:
     """A report of the bundled sample (a trimmed real run), thrown away: the first real report
     then finds the JVM's classes loaded and compiled and Spark's generated code cached
@@ -273,15 +283,14 @@ def serve(settings: dict[str, Any]) -> int:
     lock.truncate()
     lock.write(str(os.getpid()))   # for `amqpspec spark stop` while a report runs
     lock.flush()
-    from amqpspec.reports.pipeline import dataset
-    from amqpspec.reports.pipeline.session import create_session
+    from amqpspec.reports.pipeline.session import check_runtime, create_session
 
+    check_runtime()   # PySpark's imports first, alone (as run_job does: the JVM starts sooner)
+    loader = threading.Thread(target=_load_code, name="amqpspec-warm-load", daemon=True)
+    loader.start()    # the catalog, the report command and the renderer, while the JVM starts
     spark = create_session(settings.get("master"), settings.get("conf") or {},
                            input_bytes=settings.get("input_bytes"))
-    dataset.load_catalog()
-    with contextlib.suppress(ImportError):
-        import amqpspec.reports.html  # noqa: F401  (the renderer and its templates' engine)
-    import amqpspec.reports.cli  # noqa: F401
+    loader.join()
     if settings.get("warmup"):
         _warm_up()
     idle_s = float(settings.get("idle_s") or channel.IDLE_MINUTES * 60)
@@ -322,6 +331,10 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def main() -> int:
+    # below the user's foreground work (the JVM inherits it): a warm-up started at the end of
+    # `amqpspec run` must not take the CPU from a next run, whose verdicts have deadlines
+    with contextlib.suppress(OSError):
+        os.nice(NICE)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
     try:
