@@ -83,7 +83,7 @@ def hello(place: channel.Place, timeout: float = HELLO_TIMEOUT_S) -> dict[str, A
     return answer if answer and "key" in answer else None
 
 
-def stop(place: channel.Place, timeout: float = STOP_TIMEOUT_S) -> str:
+def stop(place: channel.Place, timeout: float | None = None) -> str:
     """Ends the service: asked politely; when busy with a report, SIGTERM (the report cleans up
     as after Ctrl-C). What happened, in a few words."""
     answer = hello(place)
@@ -100,12 +100,7 @@ def stop(place: channel.Place, timeout: float = STOP_TIMEOUT_S) -> str:
             with conn, contextlib.suppress(OSError, channel.ChannelError):
                 channel.send(conn, {"op": "stop"})
                 channel.Reader(conn).next()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not place.socket.exists() and _pid_of(place) is None:
-            return "stopped"
-        time.sleep(0.1)
-    return "asked to stop; still ending"
+    return "stopped" if _wait_gone(place, timeout) else "asked to stop; still ending"
 
 
 def _pid_of(place: channel.Place) -> int | None:
@@ -134,10 +129,10 @@ def _spawn(place: channel.Place, settings: dict[str, Any]) -> subprocess.Popen[b
     return proc
 
 
-def _wait_ready(place: channel.Place, key: str, display: Any, label: str,
-                proc: subprocess.Popen[bytes] | None = None) -> bool:
-    """Waits until the service answers with ``key``; False (with the reason said) if it ends or
-    does not answer in START_TIMEOUT_S."""
+def _wait_ready(place: channel.Place, display: Any, label: str,
+                proc: subprocess.Popen[bytes] | None = None) -> dict[str, Any] | None:
+    """Waits until a service answers and returns its answer (whatever its settings: the caller
+    compares keys); None (with the reason said) if it ends or does not answer in START_TIMEOUT_S."""
     display.started(label)
     t0 = time.monotonic()
     deadline = t0 + START_TIMEOUT_S
@@ -145,19 +140,28 @@ def _wait_ready(place: channel.Place, key: str, display: Any, label: str,
         while time.monotonic() < deadline:
             ended = proc.poll() is not None if proc is not None else _pid_of(place) is None
             answer = hello(place, 1.0)
-            if answer and answer.get("key") == key:
+            if answer and "key" in answer:
                 display.finished(label, time.monotonic() - t0)
-                return True
+                return answer
             if ended and not answer:
                 display.close()
                 _say(f"the warm Spark did not start ({_last_line(place.log)}): running Spark here")
-                return False
+                return None
             time.sleep(0.1)
     except BaseException:
         display.close()
         raise
     display.close()
     _say(f"the warm Spark did not answer in {START_TIMEOUT_S:.0f}s: running Spark here")
+    return None
+
+
+def _wait_gone(place: channel.Place, timeout: float | None = None) -> bool:
+    deadline = time.monotonic() + (STOP_TIMEOUT_S if timeout is None else timeout)
+    while time.monotonic() < deadline:
+        if not place.socket.exists() and _pid_of(place) is None:
+            return True
+        time.sleep(0.1)
     return False
 
 
@@ -252,9 +256,9 @@ def run(params: dict[str, Any], check: Callable[[], None]) -> int | None:
     for attempt in range(2):
         answer = hello(place)
         if answer is None and _pid_of(place) is not None:   # starting, or warming up (prewarm)
-            if not _wait_ready(place, key, StageDisplay(), "wait for the warm Spark"):
+            answer = _wait_ready(place, StageDisplay(), "wait for the warm Spark")
+            if answer is None:
                 return None
-            answer = hello(place)
         if answer is not None and answer.get("busy"):
             _say("the warm Spark is busy with another report: running Spark here")
             return None
@@ -263,7 +267,11 @@ def run(params: dict[str, Any], check: Callable[[], None]) -> int | None:
             answer = None
         if answer is None:
             proc = _spawn(place, wanted_settings)
-            if not _wait_ready(place, key, StageDisplay(), "start the warm Spark", proc):
+            answer = _wait_ready(place, StageDisplay(), "start the warm Spark", proc)
+            if answer is None:
+                return None
+            if answer.get("key") != key:
+                _say("another warm Spark, with other settings, started meanwhile: running Spark here")
                 return None
             _say(f"Spark stays warm for the next reports ({idle / 60:g} min idle; `amqpspec spark stop` ends it)")
         outcome = _remote(place, key, params)
@@ -272,7 +280,8 @@ def run(params: dict[str, Any], check: Callable[[], None]) -> int | None:
         if outcome is None:
             _say(f"the warm Spark ended during the report (see {place.log}): running Spark here")
             return None
-        if attempt == 0:
-            continue         # refused (its code changed): it has ended; a new one is started
+        if attempt == 0 and _wait_gone(place):
+            continue         # refused (its code changed) and ended: a new one is started
         _say(f"the warm Spark refused the report ({outcome}): running Spark here")
+        return None
     return None

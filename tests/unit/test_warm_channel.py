@@ -199,19 +199,29 @@ def _refuses(conn: socket.socket) -> None:
     channel.send(conn, {"refused": "the amqpspec code changed since it started"})
 
 
+class _Ended:
+    """A spawned service that died at once."""
+
+    def poll(self) -> int:
+        return 1
+
+
 @pytest.fixture()
 def scripted(runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Any]]:
     results = tmp_path / "r.jsonl"
     results.write_text(json.dumps({"case": "x"}) + "\n")
     params = {"results": [str(results)], "out_dir": str(tmp_path / "out"), "findings": [], "spark_master": None,
               "spark_conf": [], "strict": False, "no_html": True}
-    monkeypatch.setattr(client, "_spawn", lambda place, settings: pytest.fail("no service may be started here"))
+    spawned: list[dict[str, Any]] = []
+    monkeypatch.setattr(client, "_spawn", lambda place, settings: spawned.append(settings) or _Ended())
+    monkeypatch.setattr(client, "STOP_TIMEOUT_S", 0.5)
     services: list[ScriptedService] = []
 
     def start(on_run: Callable[[socket.socket], None]) -> Any:
         place = channel.place()
-        services.append(ScriptedService(place, channel.key("local[*]", {}), on_run))
-        return client.run(params, check=lambda: None)
+        service = ScriptedService(place, channel.key("local[*]", {}), on_run)
+        services.append(service)
+        return client.run(params, check=lambda: None), spawned
 
     monkeypatch.delenv("SPARK_MASTER", raising=False)
     monkeypatch.delenv("MASTER", raising=False)
@@ -220,16 +230,28 @@ def scripted(runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         s.close()
 
 
-@pytest.mark.parametrize("on_run,said", [(_garbage, "ended during the report"),
-                                         (_gone, "ended during the report")])
-def test_a_broken_service_means_the_report_runs_here(scripted: Callable[..., Any], on_run: Any, said: str,
+@pytest.mark.parametrize("on_run", [_garbage, _gone])
+def test_a_broken_service_means_the_report_runs_here(scripted: Callable[..., Any], on_run: Any,
                                                      capfd: pytest.CaptureFixture[str]) -> None:
-    assert scripted(on_run) is None    # None: the CLI then runs the report in its own Spark
+    code, spawned = scripted(on_run)
+    assert code is None and not spawned    # None: the CLI then runs the report in its own Spark
     err = capfd.readouterr().err
-    assert said in err and "Traceback" not in err
+    assert "ended during the report" in err and "Traceback" not in err
 
 
-def test_a_service_that_refuses_twice_means_the_report_runs_here(scripted: Callable[..., Any],
-                                                                capfd: pytest.CaptureFixture[str]) -> None:
-    assert scripted(_refuses) is None
+def test_a_service_that_refuses_and_stays_means_the_report_runs_here(scripted: Callable[..., Any],
+                                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    code, spawned = scripted(_refuses)
+    assert code is None and not spawned
     assert "refused the report (the amqpspec code changed" in capfd.readouterr().err
+
+
+def test_a_service_that_refuses_and_ends_is_replaced(runtime: Path, scripted: Callable[..., Any],
+                                                     capfd: pytest.CaptureFixture[str]) -> None:
+    def refuse_and_end(conn: socket.socket) -> None:
+        _refuses(conn)
+        channel.place().socket.unlink()   # as a real service does when its code changed
+
+    code, spawned = scripted(refuse_and_end)
+    assert code is None and len(spawned) == 1 and spawned[0]["key"] == channel.key("local[*]", {})
+    assert "did not start" in capfd.readouterr().err     # the new one (a stub here) died at once
