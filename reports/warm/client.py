@@ -210,7 +210,9 @@ def _remote(place: channel.Place, key: str, params: dict[str, Any]) -> int | str
                if k in os.environ}
         if sys.stderr.isatty() and "COLUMNS" not in env:
             with contextlib.suppress(OSError):
-                env["COLUMNS"] = str(os.get_terminal_size(sys.stderr.fileno()).columns)
+                columns = os.get_terminal_size(sys.stderr.fileno()).columns
+                if columns > 0:   # a pty without a size (script, some CI runners) says 0: rich's default then
+                    env["COLUMNS"] = str(columns)
         try:
             channel.send(conn, {"op": "run", "key": key, "params": params, "cwd": os.getcwd(), "env": env,
                                 "tty": {"stdout": sys.stdout.isatty(), "stderr": sys.stderr.isatty()}})

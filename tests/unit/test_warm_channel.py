@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -167,6 +168,7 @@ class ScriptedService:
         self.listener.listen(4)
         self.listener.settimeout(10)
         self.key, self.on_run = key, on_run
+        self.requests: list[dict[str, Any]] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -176,6 +178,7 @@ class ScriptedService:
                 conn, _ = self.listener.accept()
                 with conn:
                     request = channel.Reader(conn).next() or {}
+                    self.requests.append(request)
                     if request.get("op") == "hello":
                         channel.send(conn, {"key": self.key, "pid": 1, "reports": 0, "since": 0, "idle_s": 60})
                     elif request.get("op") == "run":
@@ -221,7 +224,7 @@ def scripted(runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         place = channel.place()
         service = ScriptedService(place, channel.key("local[*]", {}), on_run)
         services.append(service)
-        return client.run(params, check=lambda: None), spawned
+        return client.run(params, check=lambda: None), spawned, service
 
     monkeypatch.delenv("SPARK_MASTER", raising=False)
     monkeypatch.delenv("MASTER", raising=False)
@@ -233,7 +236,7 @@ def scripted(runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize("on_run", [_garbage, _gone])
 def test_a_broken_service_means_the_report_runs_here(scripted: Callable[..., Any], on_run: Any,
                                                      capfd: pytest.CaptureFixture[str]) -> None:
-    code, spawned = scripted(on_run)
+    code, spawned, _ = scripted(on_run)
     assert code is None and not spawned    # None: the CLI then runs the report in its own Spark
     err = capfd.readouterr().err
     assert "ended during the report" in err and "Traceback" not in err
@@ -241,7 +244,7 @@ def test_a_broken_service_means_the_report_runs_here(scripted: Callable[..., Any
 
 def test_a_service_that_refuses_and_stays_means_the_report_runs_here(scripted: Callable[..., Any],
                                                                     capfd: pytest.CaptureFixture[str]) -> None:
-    code, spawned = scripted(_refuses)
+    code, spawned, _ = scripted(_refuses)
     assert code is None and not spawned
     assert "refused the report (the amqpspec code changed" in capfd.readouterr().err
 
@@ -252,6 +255,37 @@ def test_a_service_that_refuses_and_ends_is_replaced(runtime: Path, scripted: Ca
         _refuses(conn)
         channel.place().socket.unlink()   # as a real service does when its code changed
 
-    code, spawned = scripted(refuse_and_end)
+    code, spawned, _ = scripted(refuse_and_end)
     assert code is None and len(spawned) == 1 and spawned[0]["key"] == channel.key("local[*]", {})
     assert "did not start" in capfd.readouterr().err     # the new one (a stub here) died at once
+
+
+def test_a_terminal_without_a_size_sends_no_width(scripted: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pty whose size is 0x0 (`script`, some CI runners): COLUMNS=0 would make rich print
+    nothing at all in the service; without it rich takes its default width."""
+    import pty
+
+    master, slave = pty.openpty()
+
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            return slave
+
+        def write(self, text: str) -> int:
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    try:
+        monkeypatch.delenv("COLUMNS", raising=False)
+        monkeypatch.setattr(sys, "stderr", Tty())
+        _, _, service = scripted(lambda conn: channel.send(conn, {"exit": 0}))
+    finally:
+        os.close(master)
+        os.close(slave)
+    run = [r for r in service.requests if r.get("op") == "run"]
+    assert run and run[0]["tty"]["stderr"] is True and "COLUMNS" not in run[0]["env"]
