@@ -110,7 +110,7 @@ def run_report(results: list[str], out_dir: str, findings: list[str], spark_mast
         click.echo(safe_line(line))
 
     check_output_dir(out_dir, "--out")  # before Spark starts: a bad path costs no pipeline run
-    conf = parse_conf(tuple(spark_conf))
+    conf = parse_conf(spark_conf)
     display = StageDisplay()   # the stages as they run (rich on a terminal, one line each otherwise)
     try:
         result = run_job(list(results), out_dir, findings=list(findings), master=spark_master, conf=conf,

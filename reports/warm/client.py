@@ -186,8 +186,9 @@ def prewarm() -> str | None:
     if hello(place) is not None or _pid_of(place) is not None:
         return None
     sample = Path(__file__).with_name("warmup.jsonl")   # sized as a small report's session
-    _spawn(place, settings(master, {}, sample.stat().st_size, warmup=True))
-    return f"Spark is warming up for `amqpspec report` ({idle_seconds() / 60:g} min idle; `amqpspec spark stop` ends it)"
+    started = settings(master, {}, sample.stat().st_size, warmup=True)
+    _spawn(place, started)
+    return f"Spark is warming up for `amqpspec report` ({started['idle_s'] / 60:g} min idle; `amqpspec spark stop` ends it)"
 
 
 def _last_line(path: Path) -> str:
@@ -198,7 +199,7 @@ def _last_line(path: Path) -> str:
     return lines[-1][:200] if lines else f"see {path}"
 
 
-def _remote(place: channel.Place, key: str, params: dict[str, Any]) -> int | str | None:
+def _remote(place: channel.Place, key: str, params: dict[str, Any], input_bytes: int) -> int | str | None:
     """The exit code of the report run in the service; a str: why it refused; None: it ended
     before the report did."""
     conn = _connect(place, HELLO_TIMEOUT_S)
@@ -206,15 +207,15 @@ def _remote(place: channel.Place, key: str, params: dict[str, Any]) -> int | str
         return None
     with conn:
         conn.settimeout(None)
-        env = {k: os.environ[k] for k in channel.JOB_ENV
-               if k in os.environ}
+        env = {k: os.environ[k] for k in channel.JOB_ENV if k in os.environ}
         if sys.stderr.isatty() and "COLUMNS" not in env:
             with contextlib.suppress(OSError):
                 columns = os.get_terminal_size(sys.stderr.fileno()).columns
                 if columns > 0:   # a pty without a size (script, some CI runners) says 0: rich's default then
                     env["COLUMNS"] = str(columns)
         try:
-            channel.send(conn, {"op": "run", "key": key, "params": params, "cwd": os.getcwd(), "env": env,
+            channel.send(conn, {"op": "run", "key": key, "params": params, "input_bytes": input_bytes,
+                                "cwd": os.getcwd(), "env": env,
                                 "tty": {"stdout": sys.stdout.isatty(), "stderr": sys.stderr.isatty()}})
             reader = channel.Reader(conn)
             while True:
@@ -243,18 +244,17 @@ def run(params: dict[str, Any], check: Callable[[], None]) -> int | None:
     if not master.startswith("local"):
         return None          # a cluster's own driver: nothing to keep warm here
     check()                  # a bad --out is said before any Spark starts, as without the service
-    conf = parse_conf(tuple(params["spark_conf"]))
+    conf = parse_conf(params["spark_conf"])
     size = ingest.input_bytes(ingest.discover_inputs(params["results"], params["findings"]))
     if size is None or size > SMALL_INPUT_BYTES:
         return None          # a large input gets a session sized for it (partitions, JIT)
-    idle = idle_seconds()
     try:
         place = channel.place()
     except channel.ChannelError as exc:
         _say(f"Spark not kept warm: {exc}")
         return None
     wanted_settings = settings(master, conf, size)
-    key = wanted_settings["key"]
+    key, idle = wanted_settings["key"], wanted_settings["idle_s"]
     for attempt in range(2):
         answer = hello(place)
         if answer is None and _pid_of(place) is not None:   # starting, or warming up (prewarm)
@@ -276,7 +276,7 @@ def run(params: dict[str, Any], check: Callable[[], None]) -> int | None:
                 _say("another warm Spark, with other settings, started meanwhile: running Spark here")
                 return None
             _say(f"Spark stays warm for the next reports ({idle / 60:g} min idle; `amqpspec spark stop` ends it)")
-        outcome = _remote(place, key, params)
+        outcome = _remote(place, key, params, size)
         if isinstance(outcome, int):
             return outcome
         if outcome is None:

@@ -1,6 +1,6 @@
 """The warm Spark service: a SparkSession kept between reports, one report at a time.
 
-Started by ``amqpspec report --keep-warm`` (``client.start``), never by hand: it reads its
+Started by ``amqpspec report --keep-warm`` or ``amqpspec run --json`` (``client._spawn``), never by hand: it reads its
 settings as JSON on stdin (the --conf values may hold secrets, so not on its command line),
 starts Spark, imports the catalog and the HTML renderer, and only then listens, so a client
 that can connect finds it ready. It runs each report in its main thread exactly as the CLI
@@ -32,6 +32,7 @@ from typing import Any, Iterator
 from . import channel
 
 NICE = 10
+CHUNK = channel.MAX_MESSAGE // 8   # characters of output per message: even all-escaped JSON fits
 _ENDING = threading.Event()   # SIGTERM (`amqpspec spark stop` while a report runs): end after it
 
 
@@ -60,8 +61,8 @@ class _Stream(io.TextIOBase):
         if text and not self.broken and os.getpid() == self.pid:
             with self._lock:
                 try:
-                    for at in range(0, len(text), channel.MAX_MESSAGE // 8):
-                        channel.send(self.conn, {self.name: text[at:at + channel.MAX_MESSAGE // 8]})
+                    for at in range(0, len(text), CHUNK):
+                        channel.send(self.conn, {self.name: text[at:at + CHUNK]})
                 except OSError:
                     self.broken = True   # the client is gone; the watcher interrupts the report
         return len(text)
@@ -122,17 +123,14 @@ class _Watcher:
 
     def __init__(self, conn: socket.socket) -> None:
         self.conn = conn
-        self.lock = threading.Lock()
-        self.running = True
+        self.lock = threading.Lock()   # stop() and the interrupt: never an interrupt after stop()
+        self.done = threading.Event()
         self.fired = False
         self.thread = threading.Thread(target=self._watch, name="amqpspec-warm-watch", daemon=True)
         self.thread.start()
 
     def _watch(self) -> None:
-        while True:
-            with self.lock:
-                if not self.running:
-                    return
+        while not self.done.is_set():
             try:
                 ready, _, _ = select.select([self.conn], [], [], 0.2)
                 gone = bool(ready) and not self.conn.recv(1, socket.MSG_PEEK)
@@ -140,14 +138,16 @@ class _Watcher:
                 gone = True
             if gone:
                 with self.lock:
-                    if self.running:
+                    if not self.done.is_set():
                         self.fired = True
                         os.kill(os.getpid(), signal.SIGINT)
                 return
+            if ready:   # bytes after the request (none are expected): not a reason to spin
+                self.done.wait(0.2)
 
     def stop(self) -> None:
         with self.lock:
-            self.running = False
+            self.done.set()
         self.thread.join(1.0)
 
 
@@ -155,7 +155,6 @@ def _run(conn: socket.socket, request: dict[str, Any], spark: Any) -> tuple[int,
     """(exit code, whether the service may go on) of one report."""
     from amqpspec.cliutil import guarded
     from amqpspec.reports.cli import run_report
-    from amqpspec.reports.pipeline import ingest
     from amqpspec.reports.pipeline.session import shuffle_partitions
 
     params = request.get("params")
@@ -170,12 +169,9 @@ def _run(conn: socket.socket, request: dict[str, Any], spark: Any) -> tuple[int,
     try:
         with _client_env(request), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                with contextlib.suppress(Exception):   # bad input: the report itself says what is wrong
-                    inputs = ingest.discover_inputs(list(params.get("results") or ()),
-                                                    list(params.get("findings") or ()))
-                    partitions = shuffle_partitions("local", ingest.input_bytes(inputs))
-                    if partitions is not None:   # sized per report, as a fresh session would be
-                        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+                size = request.get("input_bytes")
+                if isinstance(size, int):   # sized per report, as a fresh session would be
+                    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions("local", size)))
                 guarded(run_report)(**params)   # the suite's own errors: one line and exit 2, as in the CLI
                 code = 0
             except SystemExit as exc:

@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -289,3 +290,15 @@ def test_a_terminal_without_a_size_sends_no_width(scripted: Callable[..., Any], 
         os.close(slave)
     run = [r for r in service.requests if r.get("op") == "run"]
     assert run and run[0]["tty"]["stderr"] is True and "COLUMNS" not in run[0]["env"]
+
+
+def test_bytes_after_the_request_do_not_interrupt_the_report() -> None:
+    a, b = _pair()
+    a.sendall(b"x")    # a client that says more than its request (ours never does)
+    watcher = server._Watcher(b)
+    time.sleep(0.5)
+    assert not watcher.fired and watcher.thread.is_alive()
+    watcher.stop()
+    assert not watcher.thread.is_alive() and not watcher.fired
+    a.close()
+    b.close()
