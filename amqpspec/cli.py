@@ -55,7 +55,7 @@ def main() -> None:
 @click.option("--dry-run", is_flag=True, help="List the selected cases without connecting.")
 @click.option("--keep-warm/--no-keep-warm", default=None,
               help="With --json: start a Spark in the background, warmed for `amqpspec report` of the results "
-                   "(see `report --keep-warm`). Default: on at a terminal outside CI.")
+                   "(see `report --keep-warm`). Default: on outside CI.")
 @guarded
 def run(url: str, protocol: str, json_path: str | None, junit_path: str | None, strict: bool,
         include: tuple[str, ...], exclude: tuple[str, ...], baseline_path: str | None,

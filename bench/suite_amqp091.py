@@ -23,7 +23,7 @@ def run_once(url: str, jobs: int) -> tuple[float, list[dict]]:
         out = Path(tmp) / "r.jsonl"
         t0 = time.monotonic()
         subprocess.run([sys.executable, "-m", "amqpspec.cli", "run", url, "--protocol", "0-9-1", "--jobs", str(jobs),
-                        "--seed", "1", "--json", str(out)], stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                        "--seed", "1", "--json", str(out), "--no-keep-warm"], stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         wall = time.monotonic() - t0
         return wall, [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 def run_once(url: str, protocol: str, jobs: int | None, seed: int, out: Path, restart: str | None) -> float:
     cmd = [sys.executable, "-m", "amqpspec.cli", "run", url, "--protocol", protocol, "--seed", str(seed),
-           "--json", str(out)]
+           "--json", str(out), "--no-keep-warm"]   # no warm Spark starting beside the next run
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     if restart:

@@ -76,7 +76,7 @@ def _summary(result: Any, echo: Callable[[str], None]) -> None:
 @click.option("--no-html", is_flag=True, help="Write only the dataset, the bundle and the JUnit files.")
 @click.option("--keep-warm/--no-keep-warm", default=None,
               help="Run in a Spark kept warm between reports (idle minutes: AMQPSPEC_KEEP_WARM_MINUTES, "
-                   "default 10; `amqpspec spark stop` ends it). Default: on at a terminal outside CI.")
+                   "default 10; `amqpspec spark stop` ends it). Default: on outside CI.")
 @guarded
 def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], spark_master: str | None,
            spark_conf: tuple[str, ...], strict: bool, no_html: bool, keep_warm: bool | None) -> None:

@@ -18,6 +18,11 @@ import pytest
 
 from amqpspec.brokers import Broker, BrokerError, get_broker
 
+# outside CI, `amqpspec run --json` starts a warm Spark for the report to come and `amqpspec report`
+# runs in one (reports/warm): tests spawn hundreds of such commands and judge each alone, so none
+# of them gets a service unless its test asks (test_report_warm), wherever the suite runs
+os.environ.setdefault("AMQPSPEC_KEEP_WARM", "0")
+
 NO_BROKERS_ENV = "AMQPSPEC_NO_BROKERS"
 NO_BROKERS_REASON = f"{NO_BROKERS_ENV}=1: tests that need a real broker are skipped"
 

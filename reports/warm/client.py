@@ -28,14 +28,28 @@ STOP_TIMEOUT_S = 15.0
 _SPAWNED: list[subprocess.Popen[bytes]] = []   # kept referenced: they outlive this command on purpose
 
 
+# set by CI services (CI: GitHub Actions, GitLab, CircleCI, Travis, Buildkite, Bitbucket, Woodpecker;
+# the others by Jenkins, Azure Pipelines, TeamCity, AWS CodeBuild, which do not set CI)
+CI_VARIABLES = ("CI", "JENKINS_URL", "TF_BUILD", "TEAMCITY_VERSION", "CODEBUILD_BUILD_ID")
+
+
+def in_ci() -> bool:
+    return any(os.environ.get(name, "").strip().lower() not in ("", "0", "false") for name in CI_VARIABLES)
+
+
 def wanted(flag: bool | None) -> bool:
-    """--keep-warm / --no-keep-warm; else AMQPSPEC_KEEP_WARM; else on at a terminal outside CI."""
+    """--keep-warm / --no-keep-warm; else AMQPSPEC_KEEP_WARM; else on outside CI.
+
+    On by default wherever reports follow one another (a terminal, a script, a make target),
+    as build tools keep their daemons (Gradle's model): the service ends by itself after its
+    idle minutes and holds nothing but a JVM. A CI job runs one report on a fresh machine and
+    ends: a service would only outlive the job there, so CI gets none unless asked."""
     if flag is not None:
         return flag
     env = os.environ.get("AMQPSPEC_KEEP_WARM", "").strip().lower()
     if env:
         return env not in ("0", "off", "no", "false")
-    return sys.stdin.isatty() and sys.stderr.isatty() and not os.environ.get("CI")
+    return not in_ci()
 
 
 def idle_seconds() -> float:

@@ -95,15 +95,24 @@ def test_an_endless_message_is_cut_off() -> None:
     a.close()
 
 
-def test_wanted_follows_flag_then_environment_then_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wanted_follows_flag_then_environment_then_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AMQPSPEC_KEEP_WARM", raising=False)
+    for name in client.CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     assert client.wanted(True) is True and client.wanted(False) is False
     monkeypatch.setenv("AMQPSPEC_KEEP_WARM", "1")
     assert client.wanted(None) is True
     monkeypatch.setenv("AMQPSPEC_KEEP_WARM", "off")
     assert client.wanted(None) is False
     monkeypatch.delenv("AMQPSPEC_KEEP_WARM")
-    assert client.wanted(None) is False      # pytest's stdin is not a terminal
+    assert client.wanted(None) is True       # outside CI, even without a terminal (a script)
+    monkeypatch.setenv("CI", "false")
+    assert client.wanted(None) is True
+    for name in client.CI_VARIABLES:
+        monkeypatch.setenv(name, "true" if name == "CI" else "x")
+        assert client.wanted(None) is False, name
+        assert client.wanted(True) is True   # asked for in CI: given
+        monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize("value", ["soon", "nan", "0", "-3", "1e9"])
