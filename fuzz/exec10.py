@@ -18,6 +18,7 @@ session that ended with an error discards what follows (2.5.4/2).
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,13 @@ def home_frames(start: str, address: str) -> list[AMQPFrame]:
     return frames
 
 
+@functools.lru_cache(maxsize=256)
+def _home_parts(start: str, address: str) -> tuple[tuple[bytes, str, bytes, bool], ...]:
+    """:func:`home_frames` as ``write`` takes them, encoded and described once per (start,
+    address): they are the same for every new connection and every reset of a slot."""
+    return tuple((f.encode(), describe_item("1.0", f), f.encode(), False) for f in home_frames(start, address))
+
+
 def establish(peer: Peer, start: str, address: str, conn: expect10.Conn, timeout: float) -> expect10.Conn:
     """Begins the start state's session (and attaches its links) on an open connection in one
     write, then reads the answers: the broker's begin, an attach per link, and the broker's first
@@ -120,10 +128,10 @@ def establish(peer: Peer, start: str, address: str, conn: expect10.Conn, timeout
     awaited are kept for the observation, as on a fresh connection. Returns ``conn`` with that
     session."""
     ch = SESSION_CHANNEL
-    frames = home_frames(start, address)
-    if not write(peer, [(f.encode(), describe_item("1.0", f), f.encode(), False) for f in frames]):
+    if not write(peer, list(_home_parts(start, address))):
         raise SetupFailed(f"could not reach {start}: the broker closed the connection")
-    names = {str(f.performative.name): bool(f.performative.role) for f in frames[1:]}
+    names = {f"{address}-snd": bool(spec.Role.SENDER), f"{address}-rcv": bool(spec.Role.RECEIVER)} \
+        if start == "link" else {}
     session: expect10.Session | None = None
     sender_handle: int | None = None   # the broker's handle for our sending link (its flow names it)
     credit = start != "link"

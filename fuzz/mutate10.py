@@ -69,18 +69,50 @@ class Pool:
 
 
 _POOLS: dict[int, tuple[SearchStrategy[Any], Pool]] = {}
+_KEYED: dict[Any, Pool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def pool(strategy: SearchStrategy[Any]) -> Pool:
-    """The pool of ``strategy`` (one per strategy object: the cached ``strategies10`` ones are
-    shared by every target and slot of the process)."""
+def pool(strategy: SearchStrategy[Any], key: Any = None) -> Pool:
+    """The pool of ``strategy``: one per strategy object (the cached ``strategies10`` ones are
+    shared by every target and slot of the process) or, with ``key``, one per key -- for a
+    strategy a target builds anew each time it is asked (once per slot and campaign), whose
+    pool would otherwise be filled again each time: the caller promises that one key always
+    comes with the same strategy (the first one given is kept)."""
     with _POOLS_LOCK:
+        if key is not None:
+            got_k = _KEYED.get(key)
+            if got_k is None:
+                got_k = _KEYED[key] = Pool(strategy)
+            return got_k
         got = _POOLS.get(id(strategy))
         if got is None or got[0] is not strategy:
             got = (strategy, Pool(strategy))
             _POOLS[id(strategy)] = got
         return got[1]
+
+
+class View:
+    """A pool's values as one slot sees them: ``fn(value)``, computed once per index (``fn``
+    makes the node names a shared pool was drawn with this slot's own). The pool is shared;
+    the view belongs to the slot's strategy."""
+
+    def __init__(self, pool_: "Pool | View", fn: Callable[[Any], Any]) -> None:
+        self.pool = pool_
+        self.fn = fn
+        self.values: dict[int, Any] = {}
+
+    def __getitem__(self, i: int) -> Any:
+        try:
+            return self.values[i]
+        except KeyError:
+            pass
+        value = self.values[i] = self.fn(self.pool[i])
+        return value
+
+
+def _as_pool(p: Any, key: Any) -> "Pool | View":
+    return p if isinstance(p, (Pool, View)) else pool(p, key)
 
 
 @dataclasses.dataclass
@@ -93,16 +125,28 @@ class Shape:
     (a malformed one, another performative); ``channels``: the channels a frame may be moved to."""
 
     cls: type
-    valid: dict[str, Pool]
-    replacements: list[Pool]
+    valid: dict[str, Any]          # Pool or View
+    replacements: list[Any]
     channels: Sequence[int]
 
 
-def shape(cls: type, channels: Sequence[int], own: dict[str, SearchStrategy[Any]] | None = None,
-          replacements: Sequence[SearchStrategy[Any]] = ()) -> Shape:
+def shape(cls: type, channels: Sequence[int], own: dict[str, Any] | None = None,
+          replacements: Sequence[Any] = (), key: Any = None,
+          view: Callable[[Any], Any] | None = None) -> Shape:
+    """``own``: per field, a strategy (or a ready :class:`Pool` / :class:`View`) of the target's
+    own valid values; ``replacements``: strategies (or pools) of whole bodies. With ``key``
+    their pools are shared under ``(key, field)`` and ``(key, "replacement", n)`` by every
+    call given that key; with ``view``, ``own`` values are seen through it (:class:`View`)."""
     own = own or {}
-    valid = {f.attr: pool(own[f.attr] if f.attr in own else S.field_value(f)) for f in getattr(cls, "FIELDS", ())}
-    return Shape(cls, valid, [pool(s) for s in replacements], tuple(channels))
+    valid: dict[str, Any] = {}
+    for f in getattr(cls, "FIELDS", ()):
+        if f.attr in own:
+            p = _as_pool(own[f.attr], None if key is None else (key, f.attr))
+            valid[f.attr] = p if view is None or isinstance(own[f.attr], (Pool, View)) else View(p, view)
+        else:
+            valid[f.attr] = pool(S.field_value(f))
+    reps = [_as_pool(r, None if key is None else (key, "replacement", n)) for n, r in enumerate(replacements)]
+    return Shape(cls, valid, reps, tuple(channels))
 
 
 _OTHER = None
@@ -215,4 +259,4 @@ def frames(bases: Sequence[Callable[[int], Any]], sh_of: Callable[[Any], Shape],
     return st.tuples(st.integers(0, len(bases) * POOL_SIZE - 1), mutations(max_mutations)).map(build)
 
 
-__all__ = ["Pool", "pool", "Shape", "shape", "mutations", "unpack", "apply", "frames", "POOL_SIZE", "MAX_MUTATIONS"]
+__all__ = ["Pool", "View", "pool", "Shape", "shape", "mutations", "unpack", "apply", "frames", "POOL_SIZE", "MAX_MUTATIONS"]

@@ -60,6 +60,44 @@ def _stim(*items: Any) -> Stimulus:
     return Stimulus("1.0", tuple(items))
 
 
+#: the run id of the node names in pools shared by every slot and campaign of the process
+#: (drawn once with these names, seen by each slot through :func:`_renamed`)
+_CANON_RUN = "0" * 32
+
+
+def _key(name: str, env: Env) -> tuple[Any, ...]:
+    """The key of a target's shared pools (``mutate10.pool``): what its strategies depend on
+    other than node names. Each slot of each campaign builds its strategies anew (names of
+    its own); keyed, their pools are filled once per process, not once per slot and campaign
+    (a value is a hypothesis draw of a few milliseconds: with 16 slots the filling took half
+    of a link target's CPU)."""
+    mechanisms = tuple(str(m) for m in (env.broker.mechanisms or ()))
+    return ("1.0", name, env.target.host, env.credentials_length, mechanisms, _channel_max(env))
+
+
+def _canonical(env: Env) -> Env:
+    """``env`` with the node names of the shared pools."""
+    return dataclasses.replace(env, run_id=_CANON_RUN, worker=0)
+
+
+def _renamed(env: Env) -> Any:
+    """Makes a value drawn with :func:`_canonical`'s names ``env``'s: a name (a string starting
+    with the canonical prefix) or a source or target addressed to one -- the only places a
+    target's pooled values hold names (``_names``, ``_addressed``). The value is the one the
+    strategy would have drawn with ``env``'s names: the names take no choices of their own."""
+    old, new = _canonical(env).name(""), env.name("")
+
+    def fix(v: Any) -> Any:
+        if old == new:
+            return v
+        if isinstance(v, str) and v.startswith(old):
+            return new + v[len(old):] if type(v) is str else type(v)(new + v[len(old):])
+        if isinstance(v, (spec.Source, spec.Target)) and isinstance(v.address, str) and v.address.startswith(old):
+            return v.replace(address=fix(v.address))
+        return v
+    return fix
+
+
 def _names(env: Env) -> SearchStrategy[str]:
     tail = st.text(string.ascii_lowercase + string.digits + "-._", max_size=8)
     return st.one_of(st.sampled_from(_addresses(env)), tail.map(lambda s: f"{env.name('n')}-{s}"))
@@ -159,9 +197,10 @@ def sasl_init(env: Env) -> SearchStrategy[Stimulus]:
         "hostname": st.one_of(st.none(), st.just(env.target.host), S.primitive("string")),
     }
     others = st.sampled_from(spec.SASL_FRAMES).flatmap(S.composite)
-    sh = M.shape(spec.SaslInit, (0, 1, 0xFFFF), own, [S.malformed_composite(spec.SaslInit), others])
+    key = _key("sasl-init", env)
+    opens, bodies = M.pool(S.composite(spec.Open)), M.pool(others, (key, "others"))
+    sh = M.shape(spec.SaslInit, (0, 1, 0xFFFF), own, [S.malformed_composite(spec.SaslInit), bodies], key=key)
     amqp = M.shape(spec.Open, (0, 1), None, [])
-    opens, bodies = M.pool(S.composite(spec.Open)), M.pool(others)
     init = SASLFrame(spec.SaslInit(mechanism=Symbol("PLAIN"), initial_response=creds))
     bases = (lambda i: init, lambda i: SASLFrame(bodies[i]), lambda i: AMQPFrame(0, opens[i]), lambda i: EmptyFrame(0))
     one = M.frames(bases, lambda f: amqp if isinstance(f, AMQPFrame) else sh)
@@ -180,8 +219,9 @@ def open_(env: Env) -> SearchStrategy[Stimulus]:
         "idle_time_out": st.one_of(st.none(), st.sampled_from((0, 1, 100, 1000)).map(UInt)),
     }
     others = st.sampled_from(spec.PERFORMATIVES).flatmap(S.composite)
-    sh = M.shape(spec.Open, _channel_list(env, 0), own, [S.malformed_composite(spec.Open), others])
-    malformed, other = M.pool(S.malformed_composite(spec.Open)), M.pool(others)
+    key = _key("open", env)
+    malformed, other = M.pool(S.malformed_composite(spec.Open)), M.pool(others, (key, "others"))
+    sh = M.shape(spec.Open, _channel_list(env, 0), own, [malformed, other], key=key)
     base = AMQPFrame(0, spec.Open(container_id="amqpspec-fuzz"))
     frames = M.frames((lambda i: base, lambda i: AMQPFrame(0, malformed[i]), lambda i: AMQPFrame(0, other[i])),
                       lambda f: sh)
@@ -200,7 +240,7 @@ def begin(env: Env) -> SearchStrategy[Stimulus]:
         "outgoing_window": st.one_of(edges, S.primitive("uint")),
         "handle_max": st.one_of(st.none(), edges),
     }
-    sh = M.shape(spec.Begin, _channel_list(env, 1), own, [S.malformed_composite(spec.Begin)])
+    sh = M.shape(spec.Begin, _channel_list(env, 1), own, [S.malformed_composite(spec.Begin)], key=_key("begin", env))
     malformed = M.pool(S.malformed_composite(spec.Begin))
     base = AMQPFrame(1, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))
     bases = (lambda i: base, lambda i: AMQPFrame(1, malformed[i]), lambda i: AMQPFrame(1, spec.End()),
@@ -213,6 +253,7 @@ def begin(env: Env) -> SearchStrategy[Stimulus]:
          "new, handles in use and out of range, roles, source/target terms, settle modes; malformed (2.6, 2.7.3)")
 def attach(env: Env) -> SearchStrategy[Stimulus]:
     hm = 0xFFFFFFFF
+    real, env = env, _canonical(env)   # the pools are drawn with the canonical names, seen with the real ones
     names = st.one_of(_names(env), st.sampled_from([f"{env.name('t')}-snd", f"{env.name('t')}-rcv"]))
     own = {
         "name": names,
@@ -223,10 +264,10 @@ def attach(env: Env) -> SearchStrategy[Stimulus]:
         "source": st.one_of(st.none(), _addressed(spec.Source, env)),
         "target": st.one_of(st.none(), _addressed(spec.Target, env)),
     }
-    malformed_s = S.malformed_composite(spec.Attach).map(_own_addresses(env))
-    sh = M.shape(spec.Attach, _channel_list(env, SESSION_CHANNEL), own, [malformed_s])
-    malformed = M.pool(malformed_s)
-    t, ch = env.name("t"), SESSION_CHANNEL
+    malformed = M.View(M.pool(S.malformed_composite(spec.Attach)), _own_addresses(real))
+    sh = M.shape(spec.Attach, _channel_list(env, SESSION_CHANNEL), own, [malformed], key=_key("attach", env),
+                 view=_renamed(real))
+    t, ch = real.name("t"), SESSION_CHANNEL
     sender = AMQPFrame(ch, spec.Attach(name=f"{t}-new-snd", handle=UInt(2), role=spec.Role.SENDER, source=spec.Source(),
                                        target=spec.Target(address=t), initial_delivery_count=0))
     receiver = AMQPFrame(ch, spec.Attach(name=f"{t}-new-rcv", handle=UInt(3), role=spec.Role.RECEIVER,
@@ -279,7 +320,8 @@ def transfer(env: Env) -> SearchStrategy[Stimulus]:
         "rcv_settle_mode": st.sampled_from((0, 1, 2)).map(UByte),
         "state": st.one_of(S.composite(spec.Accepted), S.composite(spec.Rejected), S.composite(spec.Received)),
     }
-    sh = M.shape(spec.Transfer, _channel_list(env, SESSION_CHANNEL), own, [S.malformed_composite(spec.Transfer)])
+    sh = M.shape(spec.Transfer, _channel_list(env, SESSION_CHANNEL), own, [S.malformed_composite(spec.Transfer)],
+                 key=_key("transfer", env))
     payloads = M.pool(_payloads())
 
     def at(k: int) -> SearchStrategy[Any]:
@@ -306,8 +348,9 @@ def flow_disposition(env: Env) -> SearchStrategy[Stimulus]:
                 "batchable": st.booleans()}
     chans = _channel_list(env, SESSION_CHANNEL)
     mflow, mdisp = S.malformed_composite(spec.Flow), S.malformed_composite(spec.Disposition)
-    shapes = {spec.Flow: M.shape(spec.Flow, chans, flow_own, [mflow, mdisp]),
-              spec.Disposition: M.shape(spec.Disposition, chans, disp_own, [mdisp, mflow])}
+    key = _key("flow-disposition", env)
+    shapes = {spec.Flow: M.shape(spec.Flow, chans, flow_own, [mflow, mdisp], key=(key, "flow")),
+              spec.Disposition: M.shape(spec.Disposition, chans, disp_own, [mdisp, mflow], key=(key, "disposition"))}
     pf, pd = M.pool(mflow), M.pool(mdisp)
     ch = SESSION_CHANNEL
     session_flow = AMQPFrame(ch, spec.Flow(next_incoming_id=UInt(0), incoming_window=UInt(2048),

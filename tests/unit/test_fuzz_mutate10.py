@@ -54,3 +54,54 @@ def test_shrinking_ends_at_the_fewest_and_simplest_mutations() -> None:
     got = find(frames, lambda f: f.frame_type is not None,
                settings=settings(database=None, max_examples=2000, suppress_health_check=list(HealthCheck)))
     assert got.frame_type == S.UNDEFINED_FRAME_TYPES[0] and got.size is None and got.channel == 1
+
+
+# ---------------------------------------------------------------------------- pools shared by slots
+
+def _env(worker: int, run_id: str = "0123456789abcdef" * 2) -> "Env":
+    from amqpspec.fuzz.targets import Env
+    from amqpspec.target import Target
+
+    return Env(Target.parse("amqp://guest:guest@127.0.0.1:5672/"), "1.0", run_id=run_id, worker=worker)
+
+
+def test_a_keyed_pool_is_one_per_key_and_a_view_maps_its_values() -> None:
+    key = ("test", "keyed")
+    p = M.pool(st.integers(0, 1000), key)
+    assert M.pool(st.integers(0, 1000), key) is p        # another strategy object, the same key: the same pool
+    assert M.pool(st.integers(0, 1000)) is not p
+    v = M.View(p, lambda x: x + 1)
+    assert [v[i] for i in range(10)] == [p[i] + 1 for i in range(10)]
+
+
+def _draws(name: str, env: "Env", n: int) -> list[bytes]:
+    from amqpspec.fuzz import draw, targets
+
+    targets._load()
+    d = draw.Drawer(targets.get(name, "1.0").strategy(env), 4321)
+    return [d.draw()[0].octets() for _ in range(n)]
+
+
+def test_slots_share_the_link_targets_pools_and_each_sees_its_own_names() -> None:
+    """Each slot (and campaign) builds its strategies with names of its own; their pools are
+    drawn once, with canonical names, and each slot sees them with its names -- the stimulus
+    its choices give is the one the strategy gives with those names, since names take no
+    choices: two slots' stimuli from one seed differ only by their name prefixes, and no
+    stimulus carries the canonical names."""
+    from amqpspec.fuzz import targets10
+
+    a, b = _env(3), _env(7, run_id="fedcba9876543210" * 2)   # names of one length: octets map one to one
+    before = len(M._KEYED)
+    for name in ("attach", "open", "transfer", "flow-disposition"):
+        one, two = _draws(name, a, 150), _draws(name, b, 150)
+        pa, pb = a.name("").encode(), b.name("").encode()
+        canon = targets10._canonical(a).name("").encode()
+        assert [x.replace(pa, pb) for x in one] == two, name
+        assert not any(canon in x for x in one + two), name
+        if name == "attach":
+            assert sum(pa in x for x in one) > 30   # names are drawn, and they are the slot's
+    grown = len(M._KEYED)
+    for worker in range(4, 8):            # more slots: no more pools
+        for name in ("attach", "open", "transfer", "flow-disposition"):
+            _draws(name, _env(worker), 5)
+    assert len(M._KEYED) == grown and grown > before

@@ -106,3 +106,15 @@ def test_silence_is_provisional_after_the_hang_window(pool: Connections) -> None
     assert whole.observation.elapsed >= 0.9 and whole.observation.quick is False
     assert classify(whole.expectation, whole.observation, "1.0").violation == "hang"
     assert log.connections == 2                              # a silent broker's connection is never reused
+
+
+def test_the_home_frames_are_encoded_once_and_as_built() -> None:
+    from amqpspec.fuzz import exec10
+    from amqpspec.fuzz.stimulus import describe
+
+    for start in ("session", "link"):
+        parts = exec10._home_parts(start, "amqpspec-fuzz-x-t")
+        frames = exec10.home_frames(start, "amqpspec-fuzz-x-t")
+        assert [p[0] for p in parts] == [p[2] for p in parts] == [f.encode() for f in frames]
+        assert [p[1] for p in parts] == [describe("1.0", f) for f in frames]
+        assert exec10._home_parts(start, "amqpspec-fuzz-x-t") is parts
