@@ -91,7 +91,7 @@ def report(results: tuple[str, ...], out_dir: str, findings: tuple[str, ...], sp
     from amqpspec.reports.warm import client
 
     if client.wanted(keep_warm):
-        code = client.run(params, check=lambda: check_output_dir(out_dir, "--out"))
+        code = client.run(params, check=lambda: check_output_dir(out_dir, "--out"), asked=keep_warm is True)
         if code is not None:
             sys.exit(code)
     run_report(**params)

@@ -311,3 +311,29 @@ def test_bytes_after_the_request_do_not_interrupt_the_report() -> None:
     assert not watcher.thread.is_alive() and not watcher.fired
     a.close()
     b.close()
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_a_young_warm_up_is_waited_for_only_when_asked(runtime: Path, tmp_path: Path, asked: bool,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    """A pre-warm a few seconds old has most of its 20-25 s to go: a report not asked to use it
+    runs here at once rather than wait that long and then report; --keep-warm waits."""
+    results = tmp_path / "r.jsonl"
+    results.write_text(json.dumps({"case": "x"}) + "\n")
+    params = {"results": [str(results)], "out_dir": str(tmp_path / "out"), "findings": [], "spark_master": None,
+              "spark_conf": [], "strict": False, "no_html": True}
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    monkeypatch.delenv("MASTER", raising=False)
+    place = channel.place()
+    place.lock.write_text("4242")             # a service started just now, not yet listening
+    monkeypatch.setattr(client, "_pid_of", lambda p: 4242)
+    waited: list[str] = []
+    monkeypatch.setattr(client, "_wait_ready", lambda p, display, label, proc=None: waited.append(label))
+    assert client.run(params, check=lambda: None, asked=asked) is None
+    assert waited == (["wait for the warm Spark"] if asked else [])
+    assert ("still warming up: running Spark here" in capfd.readouterr().err) is not asked
+    old = time.time() - client.WORTH_WAITING_AFTER_S - 1
+    os.utime(place.lock, (old, old))          # most of the way through: waited for either way
+    assert client.run(params, check=lambda: None, asked=False) is None
+    assert waited[-1] == "wait for the warm Spark"
