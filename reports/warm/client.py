@@ -28,6 +28,7 @@ START_TIMEOUT_S = 180.0
 # So a report not asked to (no --keep-warm) waits for a warm-up only from this far into it; an
 # earlier one runs here, beside it, and the warm-up serves the reports after it.
 WORTH_WAITING_AFTER_S = 12.0
+WORTH_WAITING_AT_MOST_S = 15.0   # ... and no longer than this (a busy machine slows a warm-up at nice 10)
 HELLO_TIMEOUT_S = 2.0
 STOP_TIMEOUT_S = 15.0
 _SPAWNED: list[subprocess.Popen[bytes]] = []   # kept referenced: they outlive this command on purpose
@@ -149,12 +150,12 @@ def _spawn(place: channel.Place, settings: dict[str, Any]) -> subprocess.Popen[b
 
 
 def _wait_ready(place: channel.Place, display: Any, label: str,
-                proc: subprocess.Popen[bytes] | None = None) -> dict[str, Any] | None:
+                proc: subprocess.Popen[bytes] | None = None, timeout: float = START_TIMEOUT_S) -> dict[str, Any] | None:
     """Waits until a service answers and returns its answer (whatever its settings: the caller
-    compares keys); None (with the reason said) if it ends or does not answer in START_TIMEOUT_S."""
+    compares keys); None (with the reason said) if it ends or does not answer in ``timeout``."""
     display.started(label)
     t0 = time.monotonic()
-    deadline = t0 + START_TIMEOUT_S
+    deadline = t0 + timeout
     try:
         while time.monotonic() < deadline:
             ended = proc.poll() is not None if proc is not None else _pid_of(place) is None
@@ -171,7 +172,7 @@ def _wait_ready(place: channel.Place, display: Any, label: str,
         display.close()
         raise
     display.close()
-    _say(f"the warm Spark did not answer in {START_TIMEOUT_S:.0f}s: running Spark here")
+    _say(f"the warm Spark did not answer in {timeout:.0f}s: running Spark here")
     return None
 
 
@@ -291,7 +292,8 @@ def run(params: dict[str, Any], check: Callable[[], None], asked: bool = False) 
             if not asked and _age(place) < WORTH_WAITING_AFTER_S:
                 _say("the warm Spark is still warming up: running Spark here (it serves the next reports)")
                 return None
-            answer = _wait_ready(place, StageDisplay(), "wait for the warm Spark")
+            answer = _wait_ready(place, StageDisplay(), "wait for the warm Spark",
+                                 timeout=START_TIMEOUT_S if asked else WORTH_WAITING_AT_MOST_S)
             if answer is None:
                 return None
         if answer is not None and answer.get("busy"):

@@ -329,11 +329,25 @@ def test_a_young_warm_up_is_waited_for_only_when_asked(runtime: Path, tmp_path: 
     place.lock.write_text("4242")             # a service started just now, not yet listening
     monkeypatch.setattr(client, "_pid_of", lambda p: 4242)
     waited: list[str] = []
-    monkeypatch.setattr(client, "_wait_ready", lambda p, display, label, proc=None: waited.append(label))
+    monkeypatch.setattr(client, "_wait_ready", lambda p, display, label, proc=None, timeout=0.0:
+                        waited.append(f"{label} {timeout:g}"))
     assert client.run(params, check=lambda: None, asked=asked) is None
-    assert waited == (["wait for the warm Spark"] if asked else [])
+    assert waited == ([f"wait for the warm Spark {client.START_TIMEOUT_S:g}"] if asked else [])
     assert ("still warming up: running Spark here" in capfd.readouterr().err) is not asked
     old = time.time() - client.WORTH_WAITING_AFTER_S - 1
     os.utime(place.lock, (old, old))          # most of the way through: waited for either way
     assert client.run(params, check=lambda: None, asked=False) is None
-    assert waited[-1] == "wait for the warm Spark"
+    assert waited[-1] == f"wait for the warm Spark {client.WORTH_WAITING_AT_MOST_S:g}"   # not for ever
+
+
+@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="no scheduler autogroups on this kernel")
+def test_the_service_lowers_its_own_session_group_not_the_callers() -> None:
+    """With autogroups the scheduler shares the CPU between sessions first: a nice of the
+    service's processes alone would not put its warm-up below a report in the user's session."""
+    import subprocess
+
+    code = ("import os; from amqpspec.reports.warm import server; server._lower_priority(); "
+            "print(open('/proc/self/autogroup').read().split()[-1], os.nice(0))")
+    shown = subprocess.run([sys.executable, "-c", code], start_new_session=True, capture_output=True, text=True,
+                           timeout=60, stdin=subprocess.DEVNULL).stdout.split()
+    assert shown == [str(server.NICE), str(server.NICE)]
