@@ -37,6 +37,7 @@ With ``--protocol 1.0`` (AMQP 1.0: RabbitMQ's plugin, the Qpid Proton example br
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import struct
@@ -321,7 +322,8 @@ def main_10(args: Any) -> int:
         names = [n for n in names if n != "sasl-init"]
     runs: dict[str, list[tuple[float, float, str]]] = {}   # name -> (rate, bare, note) per repeat
     bares: dict[str, list[float]] = {"fresh": [], "link": []}
-    with tempfile.TemporaryDirectory(prefix="amqpspec-bench-findings-") as findings:
+    with contextlib.nullcontext(args.findings) if args.findings else \
+            tempfile.TemporaryDirectory(prefix="amqpspec-bench-findings-") as findings:
         for name in names:   # the warm-up runs: each target's findings found (and shrunk) once
             print(f"warming up {name} ...", file=sys.stderr, flush=True)
             campaign_rate_10(args.url, name, args.seconds, findings, args.restart_command)
@@ -333,6 +335,7 @@ def main_10(args: Any) -> int:
             for name in names:
                 print(f"measuring {name} ...", file=sys.stderr, flush=True)
                 rate, note = campaign_rate_10(args.url, name, args.seconds, findings, args.restart_command)
+                print(f"  {name}: {rate:.1f}/s ({note})", file=sys.stderr, flush=True)
                 runs.setdefault(name, []).append((rate, fresh if name in FRESH_10 else link, note))
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     print(f"\n{'what':<40} {'min':>8} {'median':>8} {'x bare (min, median)':>22}  note")
@@ -431,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", nargs="*", default=[], help="1.0: the targets to measure (default: all)")
     ap.add_argument("--repeat", type=int, default=1, help="1.0: measurements per row (min and median shown)")
     ap.add_argument("--restart-command", default=None, help="1.0: restarts the broker when a campaign crashes it")
+    ap.add_argument("--findings", default=None, metavar="DIR",
+                    help="1.0: the findings directory, kept (default: a temporary one); one filled by earlier runs "
+                         "makes the measured runs warm past the few minutes it takes to meet every common signature")
     args = ap.parse_args(argv)
     if args.protocol == "1.0":
         return main_10(args)

@@ -184,9 +184,32 @@ class Probes:
 
     frames: list[AMQPFrame] = field(default_factory=list)
     awaits: dict[tuple[str, Any], int] = field(default_factory=dict)   # (performative, key) -> our channel
+    parts: list[tuple[bytes, str]] = field(default_factory=list)       # each frame's octets and description
 
     def __bool__(self) -> bool:
         return bool(self.frames)
+
+    def add(self, frame_parts: tuple[AMQPFrame, bytes, str]) -> None:
+        self.frames.append(frame_parts[0])
+        self.parts.append(frame_parts[1:])  # type: ignore[arg-type]
+
+    def octets(self) -> bytes:
+        return b"".join(data for data, _ in self.parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _probe_attach(ch: int, name: str, handle: int, address: str) -> tuple[AMQPFrame, bytes, str]:
+    """The probe attach, its octets and description: built once per slot and session (the
+    frame is never changed after; every example of a slot sends the same one)."""
+    f = AMQPFrame(ch, spec.Attach(name=name, handle=handle, role=spec.Role.SENDER, source=spec.Source(),
+                                  target=spec.Target(address=address), initial_delivery_count=0))
+    return f, f.encode(), describe_item("1.0", f)
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_begin(ch: int) -> tuple[AMQPFrame, bytes, str]:
+    f = AMQPFrame(ch, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))
+    return f, f.encode(), describe_item("1.0", f)
 
 
 def frame_channels(data: bytes) -> set[int] | None:
@@ -229,8 +252,7 @@ def probes(conn: expect10.Conn, stimulus: Stimulus, sessions: dict[int, expect10
         handle = MARKER_HANDLE if s.handle_max is None or MARKER_HANDLE <= s.handle_max else \
             next(h for h in range(0, len(s.links) + 1) if h not in s.links)
         name = f"{marker}-{ch}"
-        p.frames.append(AMQPFrame(ch, spec.Attach(name=name, handle=handle, role=spec.Role.SENDER, source=spec.Source(),
-                                                  target=spec.Target(address=address), initial_delivery_count=0)))
+        p.add(_probe_attach(ch, name, handle, address))
         p.awaits[("attach", name)] = ch
     if p.frames:
         return p
@@ -238,7 +260,7 @@ def probes(conn: expect10.Conn, stimulus: Stimulus, sessions: dict[int, expect10
     top = conn.channel_max
     free = next((ch for ch in range(1, min(top, 64) + 1) if ch not in used), None)
     if free is not None:
-        p.frames.append(AMQPFrame(free, spec.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048)))
+        p.add(_probe_begin(free))
         p.awaits[("begin", free)] = free
     return p
 
@@ -317,22 +339,28 @@ def watch(peer: Peer, exp: Expectation, conn: expect10.Conn, sent: Probes, windo
 
 # ---------------------------------------------------------------------------- one example
 
-def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Any] | tuple[Any, ...] = ()) -> bool:
+def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Any] | tuple[Any, ...] = (), *,
+         recorded: list[bytes] | None = None, after_parts: list[tuple[bytes, str]] | None = None) -> bool:
     """Sends the stimulus items, then the probe frames ``after`` them, in one write, as the 0-9-1
     runner does: what the broker reads then depends on the octets alone, not on where a
     thread switch happened to split them (RabbitMQ's 1.0 plugin resets a connection on an
     attach to an unbegun channel when it arrives alone, and ignores it when more follows in
     the same read -- a finding must replay the same). The octets on the wire carry ``real``
-    credentials; the transcript, entry per item, does not."""
+    credentials; the transcript, entry per item, does not. ``recorded`` (the items' recorded
+    octets, ``stimulus.encoded()``) and ``after_parts`` (each probe's octets and description)
+    spare encoding them again where the caller has them."""
     parts = []
-    for item in stimulus.items:
-        data_rec = _encode(item)
+    for k, item in enumerate(stimulus.items):
+        data_rec = _encode(item) if recorded is None else recorded[k]
         real_item = resolve(item, real)
         data = data_rec if real_item is item else _encode(real_item)
         parts.append((data, describe_item("1.0", item), data_rec, data != data_rec))
-    for f in after:
-        data = f.encode()
-        parts.append((data, describe_item("1.0", f), data, False))
+    if after_parts is not None:
+        parts.extend((data, text, data, False) for data, text in after_parts)
+    else:
+        for f in after:
+            data = f.encode()
+            parts.append((data, describe_item("1.0", f), data, False))
     return write(peer, parts)  # type: ignore[arg-type]
 
 
@@ -379,11 +407,13 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, addres
     try:
         if not reused:
             conn = reach(peer, start, address)
-        octets = stimulus.octets()
+        recorded = stimulus.encoded()
+        octets = b"".join(recorded)
         exp, sessions = expect10.expect_and_state(conn, octets)
         complete = conn.phase == "fresh" or whole_frames(octets)
         sent = probes(conn, stimulus, sessions, marker, address, octets) if complete else Probes()
-        send(peer, stimulus, credentials(target) if target.credentials_given else None, sent.frames)
+        send(peer, stimulus, credentials(target) if target.credentials_given else None, sent.frames,
+             recorded=recorded, after_parts=sent.parts)
         watched = _window(exp, complete, sent, window)
         if hang_window is not None and exp.may_wait and not complete:
             watched = min(watched, PENDING_QUICK)
@@ -442,7 +472,7 @@ def reset(peer: Peer, start: str, conn: expect10.Conn, stimulus: bytes, sent: Pr
     if peer.link.closed is not None or peer.close_sent or peer.framing_error is not None or peer.link.send_failed \
             or obs.framing_error is not None or obs.close is not None or not obs.probe_ok:
         return None
-    ends_sent = _ends_in(stimulus + b"".join(f.encode() for f in sent.frames))
+    ends_sent = _ends_in(stimulus + sent.octets())
     ours = {ch: s.remote for ch, s in conn.sessions.items()}          # our channel -> broker's channel
     ended_by_broker: set[int] = set()
     for item in obs.received:
@@ -499,7 +529,7 @@ def _new_links(stimulus: bytes, sent: Probes, obs: Observation, conn: expect10.C
         return None
     home_names = {link.name for link in home.links.values()}
     names: dict[str, int] = {}                 # name -> our handle
-    data = stimulus + b"".join(f.encode() for f in sent.frames)
+    data = stimulus + sent.octets()
     pos = 0
     while pos < len(data):
         size = int.from_bytes(data[pos:pos + 4], "big") if len(data) - pos >= FRAME_HEADER_SIZE else 0

@@ -118,3 +118,23 @@ def test_the_home_frames_are_encoded_once_and_as_built() -> None:
         assert [p[0] for p in parts] == [p[2] for p in parts] == [f.encode() for f in frames]
         assert [p[1] for p in parts] == [describe("1.0", f) for f in frames]
         assert exec10._home_parts(start, "amqpspec-fuzz-x-t") is parts
+
+
+def test_send_with_the_octets_given_writes_what_it_encodes_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The octets run() already has (the stimulus's, the probes' built once per slot) are what
+    send() would have encoded: the same parts are written and recorded."""
+    from amqpspec.fuzz import expect10
+
+    written: list[Any] = []
+    monkeypatch.setattr(exec10, "write", lambda peer, parts: written.append(parts) or True)
+    attach = AMQPFrame(0, spec.Attach(name="n", handle=5, role=spec.Role.SENDER, source=spec.Source(),
+                                      target=spec.Target(address="a"), initial_delivery_count=0))
+    stim = Stimulus("1.0", (attach, b"\x00\x00\x00\x08\x02\x00\x00\x00"))
+    session = expect10.Session(remote=0, handle_max=None)
+    conn = expect10.Conn(phase="open", max_frame_size=65536, channel_max=255, sessions={0: session})
+    sent = exec10.probes(conn, stim, {0: session}, "mark", "a", stim.octets())
+    assert sent.frames and sent.octets() == b"".join(f.encode() for f in sent.frames)
+    assert exec10.probes(conn, stim, {0: session}, "mark", "a", stim.octets()).frames[0] is sent.frames[0]
+    exec10.send(None, stim, None, sent.frames)  # type: ignore[arg-type]
+    exec10.send(None, stim, None, sent.frames, recorded=stim.encoded(), after_parts=sent.parts)  # type: ignore[arg-type]
+    assert written[0] == written[1] and len(written[0]) == 3
