@@ -84,16 +84,25 @@ def _pump(stream: IO[str], name: str, start: float, out: list[tuple[float, str, 
             out.append((time.monotonic() - start, name, line.rstrip("\n")))
 
 
-def run_once(results: list[str], extra: list[str], work: Path, reports_dir: str | None = None) -> Run:
+def run_once(results: list[str], extra: list[str], work: Path, reports_dir: str | None = None,
+             default_warm: bool = False) -> Run:
+    """``default_warm``: no --keep-warm option and none of its variables (the default outside CI);
+    otherwise, unless ``extra`` says, the report runs in this process as CI runs it."""
     out_dir = work / "out"
     shutil.rmtree(out_dir, ignore_errors=True)
-    # the report in this process, as CI runs it (a warm Spark is bench.report_warm's subject)
-    warm = [] if any(a in ("--keep-warm", "--no-keep-warm") for a in extra) else ["--no-keep-warm"]
+    # a warm Spark is bench.report_warm's subject
+    chosen = default_warm or any(a in ("--keep-warm", "--no-keep-warm") for a in extra)
+    warm = [] if chosen else ["--no-keep-warm"]
     cmd = [sys.executable, "-c", _ENTRY, "report", *results, "--out", str(out_dir), *warm, *extra]
     lines: list[tuple[float, str, str]] = []
     lock = threading.Lock()
     start = time.monotonic()
     env = dict(os.environ)
+    if default_warm:
+        from amqpspec.reports.warm.client import CI_VARIABLES
+
+        for name in ("AMQPSPEC_KEEP_WARM", *CI_VARIABLES):
+            env.pop(name, None)
     if reports_dir:
         env["AMQPSPEC_BENCH_REPORTS_DIR"] = str(Path(reports_dir).resolve())
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",

@@ -9,7 +9,10 @@ Each repeat, in this order, every report a fresh ``amqpspec report`` process (be
 3. the service ``amqpspec run --json`` starts at its end (``client.prewarm``: Spark started and
    a report of the bundled sample run), waited for; then ``--keep-warm``: the first-hour flow,
    a run and then its report;
-4. ``--keep-warm`` again in the same service: every later report.
+4. ``--keep-warm`` again in the same service: every later report;
+5. a pre-warm started and the report asked for at once, with no option (a script's ``amqpspec
+   run ... && amqpspec report ...``): the report runs in its own process beside the warm-up,
+   which must not slow it (the service lowers its scheduling group).
 The service is stopped between repeats. On a shared machine compare minimum and median.
 """
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 from bench.report_time import run_once
 
 ROWS = ("in-process (--no-keep-warm)", "--keep-warm, none running", "after a run's pre-warm (waited)",
-        "--keep-warm, warm")
+        "--keep-warm, warm", "at once after a run's pre-warm")
 
 
 def _spark(*args: str) -> str:
@@ -33,11 +36,15 @@ def _spark(*args: str) -> str:
                           text=True, timeout=120, stdin=subprocess.DEVNULL).stdout.strip()
 
 
+def _start_prewarm() -> None:
+    subprocess.run([sys.executable, "-c", "from amqpspec.reports.warm import client; client.prewarm()"],
+                   check=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
 def _prewarm() -> float:
     """Seconds from the pre-warm's start until the service answers."""
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-c", "from amqpspec.reports.warm import client; client.prewarm()"],
-                   check=True, timeout=60, stdin=subprocess.DEVNULL)
+    _start_prewarm()
     while not _spark("status").startswith("warm Spark: pid"):
         if time.monotonic() - t0 > 300:
             raise SystemExit("the pre-warmed service did not answer in 300 s")
@@ -62,10 +69,15 @@ def main(argv: list[str] | None = None) -> int:
         _spark("stop")
         warmups.append(_prewarm())
         print(f"repeat {i + 1}: pre-warm ready after {warmups[-1]:.1f}s", flush=True)
-        for row in ROWS[2:]:
+        for row in ROWS[2:4]:
             run = run_once(args.results, ["--keep-warm"], work)
             times[row].append(run.wall)
             print(f"repeat {i + 1}: {row}: {run.wall:.2f}s (exit {run.returncode})", flush=True)
+        _spark("stop")
+        _start_prewarm()   # a run has just ended; its report follows at once, with no option
+        run = run_once(args.results, [], work, default_warm=True)
+        times[ROWS[4]].append(run.wall)
+        print(f"repeat {i + 1}: {ROWS[4]}: {run.wall:.2f}s (exit {run.returncode})", flush=True)
         _spark("stop")
     print()
     for row in ROWS:
