@@ -47,25 +47,37 @@ _KIND_TABLE = (VALID, VALID, VALID, VALID, ABSENT, OTHER, MALFORMED, MALFORMED, 
 _HEADER_FIELDS = ("size", "doff", "type", "extended", "size+doff")
 
 
-class Pool:
-    """``POOL_SIZE`` values of one strategy, each drawn on first use from a generator seeded by
-    its index, then kept (so a value is a function of its index within the process)."""
+class _Kept:
+    """Values by index, each made on first use and then kept."""
 
-    def __init__(self, strategy: SearchStrategy[Any]) -> None:
-        self.strategy = strategy
+    def __init__(self) -> None:
         self.values: dict[int, Any] = {}
+
+    def _make(self, i: int) -> Any:
+        raise NotImplementedError
 
     def __getitem__(self, i: int) -> Any:
         try:
             return self.values[i]
         except KeyError:
             pass
-        try:
-            value = draw.Drawer(self.strategy, 0x5EED0000 + i).draw()[0]
-        except draw.DrawFailed:
-            value = None
-        self.values[i] = value
+        value = self.values[i] = self._make(i)
         return value
+
+
+class Pool(_Kept):
+    """``POOL_SIZE`` values of one strategy, each drawn on first use from a generator seeded by
+    its index, then kept (so a value is a function of its index within the process)."""
+
+    def __init__(self, strategy: SearchStrategy[Any]) -> None:
+        super().__init__()
+        self.strategy = strategy
+
+    def _make(self, i: int) -> Any:
+        try:
+            return draw.Drawer(self.strategy, 0x5EED0000 + i).draw()[0]
+        except draw.DrawFailed:
+            return None
 
 
 _POOLS: dict[int, tuple[SearchStrategy[Any], Pool]] = {}
@@ -92,23 +104,18 @@ def pool(strategy: SearchStrategy[Any], key: Any = None) -> Pool:
         return got[1]
 
 
-class View:
+class View(_Kept):
     """A pool's values as one slot sees them: ``fn(value)``, computed once per index (``fn``
     makes the node names a shared pool was drawn with this slot's own). The pool is shared;
     the view belongs to the slot's strategy."""
 
     def __init__(self, pool_: "Pool | View", fn: Callable[[Any], Any]) -> None:
+        super().__init__()
         self.pool = pool_
         self.fn = fn
-        self.values: dict[int, Any] = {}
 
-    def __getitem__(self, i: int) -> Any:
-        try:
-            return self.values[i]
-        except KeyError:
-            pass
-        value = self.values[i] = self.fn(self.pool[i])
-        return value
+    def _make(self, i: int) -> Any:
+        return self.fn(self.pool[i])
 
 
 def _as_pool(p: Any, key: Any) -> "Pool | View":
