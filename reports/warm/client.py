@@ -104,12 +104,16 @@ def hello(place: channel.Place, timeout: float = HELLO_TIMEOUT_S) -> dict[str, A
 
 
 def stop(place: channel.Place, timeout: float | None = None) -> str:
-    """Ends the service: asked politely; when busy with a report, SIGTERM (the report cleans up
-    as after Ctrl-C). What happened, in a few words."""
+    """Ends the service: asked politely; when busy with a report, or still starting or warming
+    up (not listening yet), SIGTERM (the report cleans up as after Ctrl-C). What happened, in a
+    few words."""
     answer = hello(place)
     if answer is None:
-        return "no warm Spark running"
-    if answer.get("busy"):
+        pid = _pid_of(place)
+        if pid is None:
+            return "no warm Spark running"
+        os.kill(pid, signal.SIGTERM)   # starting, or warming up: not listening yet
+    elif answer.get("busy"):
         pid = _pid_of(place)
         if pid is None:
             return "the warm Spark is busy and its pid is unknown: not stopped"

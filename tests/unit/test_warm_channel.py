@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -351,3 +352,20 @@ def test_the_service_lowers_its_own_session_group_not_the_callers() -> None:
     shown = subprocess.run([sys.executable, "-c", code], start_new_session=True, capture_output=True, text=True,
                            timeout=60, stdin=subprocess.DEVNULL).stdout.split()
     assert shown == [str(server.NICE), str(server.NICE)]
+
+
+def test_stop_ends_a_service_still_starting(runtime: Path) -> None:
+    """Before it listens (its JVM starting, or a run's warm-up) a service answers nothing: stop
+    must end it all the same, or a warm-up outlives `amqpspec spark stop`."""
+    import subprocess
+
+    starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "amqpspec.reports.warm.server"],
+                                stdin=subprocess.DEVNULL)
+    try:
+        place = channel.place()
+        place.lock.write_text(str(starting.pid))
+        assert client.stop(place, timeout=30) == "stopped"
+        assert starting.wait(30) == -signal.SIGTERM
+    finally:
+        starting.kill()
+        starting.wait()
