@@ -119,6 +119,12 @@ def _home_parts(start: str, address: str) -> tuple[tuple[bytes, str, bytes, bool
     return tuple((f.encode(), describe_item("1.0", f), f.encode(), False) for f in home_frames(start, address))
 
 
+@functools.lru_cache(maxsize=256)
+def _home_links(start: str, address: str) -> tuple[tuple[str, bool], ...]:
+    """The home links of :func:`home_frames`: each one's name, and whether we send on it."""
+    return tuple((str(f.performative.name), bool(f.performative.role)) for f in home_frames(start, address)[1:])
+
+
 def establish(peer: Peer, start: str, address: str, conn: expect10.Conn, timeout: float) -> expect10.Conn:
     """Begins the start state's session (and attaches its links) on an open connection in one
     write, then reads the answers: the broker's begin, an attach per link, and the broker's first
@@ -130,8 +136,7 @@ def establish(peer: Peer, start: str, address: str, conn: expect10.Conn, timeout
     ch = SESSION_CHANNEL
     if not write(peer, list(_home_parts(start, address))):
         raise SetupFailed(f"could not reach {start}: the broker closed the connection")
-    names = {f"{address}-snd": bool(spec.Role.SENDER), f"{address}-rcv": bool(spec.Role.RECEIVER)} \
-        if start == "link" else {}
+    names = dict(_home_links(start, address))
     session: expect10.Session | None = None
     sender_handle: int | None = None   # the broker's handle for our sending link (its flow names it)
     credit = start != "link"
@@ -339,28 +344,20 @@ def watch(peer: Peer, exp: Expectation, conn: expect10.Conn, sent: Probes, windo
 
 # ---------------------------------------------------------------------------- one example
 
-def send(peer: Peer, stimulus: Stimulus, real: bytes | None, after: list[Any] | tuple[Any, ...] = (), *,
-         recorded: list[bytes] | None = None, after_parts: list[tuple[bytes, str]] | None = None) -> bool:
+def send(peer: Peer, stimulus: Stimulus, real: bytes | None, recorded: list[bytes], after: Probes) -> bool:
     """Sends the stimulus items, then the probe frames ``after`` them, in one write, as the 0-9-1
     runner does: what the broker reads then depends on the octets alone, not on where a
     thread switch happened to split them (RabbitMQ's 1.0 plugin resets a connection on an
     attach to an unbegun channel when it arrives alone, and ignores it when more follows in
     the same read -- a finding must replay the same). The octets on the wire carry ``real``
-    credentials; the transcript, entry per item, does not. ``recorded`` (the items' recorded
-    octets, ``stimulus.encoded()``) and ``after_parts`` (each probe's octets and description)
-    spare encoding them again where the caller has them."""
+    credentials; the transcript, entry per item, does not. ``recorded``: the items' recorded
+    octets (``stimulus.encoded()``, which the caller has already); the probes carry theirs."""
     parts = []
-    for k, item in enumerate(stimulus.items):
-        data_rec = _encode(item) if recorded is None else recorded[k]
+    for item, data_rec in zip(stimulus.items, recorded):
         real_item = resolve(item, real)
         data = data_rec if real_item is item else _encode(real_item)
         parts.append((data, describe_item("1.0", item), data_rec, data != data_rec))
-    if after_parts is not None:
-        parts.extend((data, text, data, False) for data, text in after_parts)
-    else:
-        for f in after:
-            data = f.encode()
-            parts.append((data, describe_item("1.0", f), data, False))
+    parts.extend((data, text, data, False) for data, text in after.parts)
     return write(peer, parts)  # type: ignore[arg-type]
 
 
@@ -412,8 +409,7 @@ def run(target: Target, start: str, stimulus: Stimulus, *, window: float, addres
         exp, sessions = expect10.expect_and_state(conn, octets)
         complete = conn.phase == "fresh" or whole_frames(octets)
         sent = probes(conn, stimulus, sessions, marker, address, octets) if complete else Probes()
-        send(peer, stimulus, credentials(target) if target.credentials_given else None, sent.frames,
-             recorded=recorded, after_parts=sent.parts)
+        send(peer, stimulus, credentials(target) if target.credentials_given else None, recorded, sent)
         watched = _window(exp, complete, sent, window)
         if hang_window is not None and exp.may_wait and not complete:
             watched = min(watched, PENDING_QUICK)

@@ -135,6 +135,6 @@ def test_send_with_the_octets_given_writes_what_it_encodes_itself(monkeypatch: p
     sent = exec10.probes(conn, stim, {0: session}, "mark", "a", stim.octets())
     assert sent.frames and sent.octets() == b"".join(f.encode() for f in sent.frames)
     assert exec10.probes(conn, stim, {0: session}, "mark", "a", stim.octets()).frames[0] is sent.frames[0]
-    exec10.send(None, stim, None, sent.frames)  # type: ignore[arg-type]
-    exec10.send(None, stim, None, sent.frames, recorded=stim.encoded(), after_parts=sent.parts)  # type: ignore[arg-type]
-    assert written[0] == written[1] and len(written[0]) == 3
+    exec10.send(None, stim, None, stim.encoded(), sent)  # type: ignore[arg-type]
+    encoded = [(exec10._encode(i), exec10.describe_item("1.0", i)) for i in (*stim.items, *sent.frames)]
+    assert written[0] == [(data, text, data, False) for data, text in encoded] and len(written[0]) == 3
