@@ -359,9 +359,12 @@ def test_stop_ends_a_service_still_starting(runtime: Path) -> None:
     must end it all the same, or a warm-up outlives `amqpspec spark stop`."""
     import subprocess
 
-    starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "amqpspec.reports.warm.server"],
-                                stdin=subprocess.DEVNULL)
+    starting = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(120)",
+                                 "amqpspec.reports.warm.server"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
     try:
+        # Popen returns inside the child's exec, before its command line is readable from /proc
+        # (empty under load); a service writes its lock only once running, so wait for that too.
+        assert starting.stdout is not None and starting.stdout.readline() == b"up\n"
         place = channel.place()
         place.lock.write_text(str(starting.pid))
         assert client.stop(place, timeout=30) == "stopped"
