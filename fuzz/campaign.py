@@ -50,6 +50,10 @@ BATCH = 100                 # examples per generation run in duration mode
 LIVENESS_EVERY_S = 0.5      # a fresh-connection liveness probe at least this often (and after every batch)
 MEMORY_EVERY_S = 0.25       # broker memory read at most this often
 EVENTS_EVERY_S = 0.2        # execution counts sent to the campaign at most this often
+# Hit counts of known findings are written to their files at most this often (and at the end):
+# each write reads and rewrites a finding's JSON, transcript included, on the campaign's thread,
+# which with --jobs 1 shares the GIL with the worker (at 2 s: some 8 % of it, bench/README.md).
+HITS_EVERY_S = 15.0
 HANG_TRIES = 2              # a hang not shown again by the example alone this often is dismissed
 CONFIRM_MAX_S = 60.0        # after a crash: time spent finding which recent example caused it
 SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker is checked
@@ -1013,7 +1017,7 @@ class Campaign:
                 pass
 
     def _tick(self) -> None:
-        if time.monotonic() - self._last_flush > 2.0:
+        if time.monotonic() - self._last_flush > HITS_EVERY_S:
             self._flush_hits()
         self.on_event("tick", self.stats, None)
 

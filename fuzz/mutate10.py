@@ -52,6 +52,8 @@ class _Kept:
 
     def __init__(self) -> None:
         self.values: dict[int, Any] = {}
+        # (performative class, field attr, index) -> whether that value can stand in that field
+        self.fits: dict[tuple[type, str, int], bool] = {}
 
     def _make(self, i: int) -> Any:
         raise NotImplementedError
@@ -190,19 +192,18 @@ def apply(frame: Any, muts: Sequence[int], sh: Shape) -> Any:
             if not isinstance(body, Composite) or not fields:
                 continue
             f = fields[where % len(fields)]
+            source: Any = None
             if kind == VALID:
-                p = sh.valid.get(f.attr)
-                value = p[which] if p is not None else None
+                source = sh.valid.get(f.attr)
+                value = source[which] if source is not None else None
             elif kind == ABSENT:
                 value = None
             else:
-                value = (other if kind == OTHER else malformed)[which]
-            try:
-                changed = _with_body(frame, body.replace(**{f.attr: value}))
-                changed.encode()  # a value the field's type cannot carry (a string retyped as a symbol...)
-            except Exception:  # noqa: BLE001 - any refusal of the codec: this mutation does not fit
-                continue
-            frame = changed
+                source = other if kind == OTHER else malformed
+                value = source[which]
+            changed = _fitted(frame, body, f.attr, value, source, which)
+            if changed is not None:
+                frame = changed
         elif kind == REPLACE and sh.replacements:
             frame = _with_body(frame, sh.replacements[where % len(sh.replacements)][which])
         elif kind == HEADER:
@@ -215,6 +216,44 @@ def apply(frame: Any, muts: Sequence[int], sh: Shape) -> Any:
         elif kind == CHANNEL and sh.channels:
             frame = dataclasses.replace(frame, channel=sh.channels[which % len(sh.channels)])
     return frame
+
+
+_ABSENT_FITS: dict[tuple[type, str, int], bool] = {}
+
+
+def _fitted(frame: Any, body: Any, attr: str, value: Any, source: "_Kept | None", which: int) -> Any:
+    """``frame`` with ``attr`` of its body set to ``value``, or None when the field's type cannot
+    carry that value (a string retyped as a symbol...): the codec refuses to encode it.
+
+    Whether a value fits a field does not depend on the other fields (each is coerced and
+    encoded on its own), so the answer is kept per pool value, field and performative: encoding
+    the whole frame to ask was a third of a warm draw. A refusal is kept only once the body
+    without the new value is seen to encode (else the refusal may be the body's); a body that
+    carries wire details or overrides (a malformed replacement) is always asked afresh."""
+    changed = _with_body(frame, body.replace(**{attr: value}))
+    plain = body._wire is None and body._overrides is None
+    fits = (source.fits if source is not None else _ABSENT_FITS) if plain else None
+    key = (type(body), attr, which if source is not None else 0)
+    known = fits.get(key) if fits is not None else None
+    if known is not None:
+        return changed if known else None
+    try:
+        changed.encode()
+    except Exception:  # noqa: BLE001 - any refusal of the codec: this mutation does not fit
+        if fits is not None and _encodes(frame):
+            fits[key] = False
+        return None
+    if fits is not None:
+        fits[key] = True
+    return changed
+
+
+def _encodes(frame: Any) -> bool:
+    try:
+        frame.encode()
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 def _body(frame: Any) -> Any:

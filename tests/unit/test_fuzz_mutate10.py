@@ -105,3 +105,32 @@ def test_slots_share_the_link_targets_pools_and_each_sees_its_own_names() -> Non
         for name in ("attach", "open", "transfer", "flow-disposition"):
             _draws(name, _env(worker), 5)
     assert len(M._KEYED) == grown and grown > before
+
+
+class _Fixed(M._Kept):
+    def __init__(self, values: list[object]) -> None:
+        super().__init__()
+        self.values = dict(enumerate(values))
+
+
+def test_a_value_that_does_not_fit_is_skipped_and_the_answer_kept_per_field() -> None:
+    """Whether a pool value fits a field is asked of the codec once, then kept: a refused value
+    is skipped as before, a fitting one applied without encoding the frame again."""
+    handle_max = [f.attr for f in spec.Begin.FIELDS].index("handle_max")
+    values = _Fixed([UInt(9), 1 << 40])   # a plain int past a uint: the codec refuses it
+    sh = M.Shape(spec.Begin, {"handle_max": values}, [], (1,))
+    for _ in range(2):
+        assert M.apply(BASE, [_packed(M.VALID, handle_max, 0)], sh).performative.handle_max == 9
+        assert M.apply(BASE, [_packed(M.VALID, handle_max, 1)], sh) == BASE
+    assert values.fits == {(spec.Begin, "handle_max", 0): True, (spec.Begin, "handle_max", 1): False}
+
+
+def test_a_refusal_by_a_body_that_never_encodes_is_not_kept() -> None:
+    """A frame whose body cannot encode at all refuses every value: that says nothing about the value."""
+    handle_max = [f.attr for f in spec.Begin.FIELDS].index("handle_max")
+    broken = AMQPFrame(1, BASE.performative.replace(next_outgoing_id=1 << 40))
+    values = _Fixed([UInt(9)])
+    sh = M.Shape(spec.Begin, {"handle_max": values}, [], (1,))
+    assert M.apply(broken, [_packed(M.VALID, handle_max, 0)], sh) == broken
+    assert values.fits == {}
+    assert M.apply(BASE, [_packed(M.VALID, handle_max, 0)], sh).performative.handle_max == 9
