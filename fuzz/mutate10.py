@@ -230,13 +230,15 @@ def _fitted(frame: Any, body: Any, attr: str, value: Any, source: "_Kept | None"
     the whole frame to ask was a third of a warm draw. A refusal is kept only once the body
     without the new value is seen to encode (else the refusal may be the body's); a body that
     carries wire details or overrides (a malformed replacement) is always asked afresh."""
-    changed = _with_body(frame, body.replace(**{attr: value}))
     plain = body._wire is None and body._overrides is None
     fits = (source.fits if source is not None else _ABSENT_FITS) if plain else None
     key = (type(body), attr, which if source is not None else 0)
     known = fits.get(key) if fits is not None else None
-    if known is not None:
-        return changed if known else None
+    if known is False:
+        return None
+    changed = _with_body(frame, body.replace(**{attr: value}))
+    if known:
+        return changed
     try:
         changed.encode()
     except Exception:  # noqa: BLE001 - any refusal of the codec: this mutation does not fit

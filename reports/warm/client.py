@@ -108,15 +108,11 @@ def stop(place: channel.Place, timeout: float | None = None) -> str:
     up (not listening yet), SIGTERM (the report cleans up as after Ctrl-C). What happened, in a
     few words."""
     answer = hello(place)
-    if answer is None:
+    if answer is None or answer.get("busy"):   # not listening yet (starting, warming up), or busy
         pid = _pid_of(place)
         if pid is None:
-            return "no warm Spark running"
-        os.kill(pid, signal.SIGTERM)   # starting, or warming up: not listening yet
-    elif answer.get("busy"):
-        pid = _pid_of(place)
-        if pid is None:
-            return "the warm Spark is busy and its pid is unknown: not stopped"
+            return "no warm Spark running" if answer is None else \
+                "the warm Spark is busy and its pid is unknown: not stopped"
         os.kill(pid, signal.SIGTERM)
     else:
         conn = _connect(place, HELLO_TIMEOUT_S)
