@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     for obj, name, label in () if args.no_steps else ((draw.Drawer, "draw", "draw"), (C.Worker, "_fresh", "fresh re-run (incl. its run)"),
                              (C.Worker, "shrink", "shrink"), (brokerops, "problem", "liveness probe"),
                              (exec10, "reach", "reach (new connection)"), (exec10, "reset", "reset"),
+                             (exec10, "_unlink", "reset: the example's links detached"),
+                             (exec10, "establish", "session and home links made (reach, reset)"),
                              (exec10, "watch", "watch"), (exec10, "send", "send"), (exec10, "run", "exec10.run total")):
         _wrap(obj, name, label, acc, cnt, lock)
     target = Target.parse(args.url)
