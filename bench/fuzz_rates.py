@@ -362,8 +362,8 @@ def campaign_rate_10(url: str, target_name: str, seconds: float, findings: str,
 
 def _bare(loop: Callable[[Target, float], float], target: Target, seconds: float) -> float:
     """A bare loop's rate, or NaN where the broker did not play along (the Proton example broker,
-    after a campaign's restarts, has been seen to grant the bare sender no credit): the
-    campaigns' rates are still measured."""
+    once a ``flow-disposition`` campaign has wedged it, grants no new sending link credit until
+    it is restarted: bench/README.md, stop 24): the campaigns' rates are still measured."""
     try:
         return loop(target, seconds)
     except OSError as exc:
