@@ -252,14 +252,20 @@ def bare_session_cycle(target: Target, seconds: float) -> float:
     # to leave a begin unanswered on the channel its end was just answered on
     body = spec10.Begin(next_outgoing_id=0, incoming_window=65535, outgoing_window=65535)
     frames = [(AMQPFrame(ch, body).encode(), AMQPFrame(ch, spec10.End()).encode()) for ch in range(256)]
+    return _exchanges(c, frames, (_BEGIN, _END), seconds)
+
+
+def _exchanges(c: "_Conn10", frames: list[tuple[bytes, bytes]], answers: tuple[int, int], seconds: float) -> float:
+    """Cycles per second of: send ``frames[n][0]``, await ``answers[0]``, send ``frames[n][1]``,
+    await ``answers[1]`` (``n`` going round ``frames``); closes ``c``."""
     n, stop = 0, time.monotonic() + seconds
     t0 = time.monotonic()
     while time.monotonic() < stop:
-        begin, end = frames[n % 256]
-        c.sock.sendall(begin)
-        c.until(_BEGIN)
-        c.sock.sendall(end)
-        c.until(_END)
+        first, second = frames[n % len(frames)]
+        c.sock.sendall(first)
+        c.until(answers[0])
+        c.sock.sendall(second)
+        c.until(answers[1])
         n += 1
     rate = n / (time.monotonic() - t0)
     c.close()
@@ -278,18 +284,7 @@ def bare_attach_cycle(target: Target, seconds: float) -> float:
                                                  outgoing_window=65535)).encode())
     c.sock.sendall(setup[:begin_len])
     c.until(_BEGIN)
-    attach = setup[begin_len:]
-    n, stop = 0, time.monotonic() + seconds
-    t0 = time.monotonic()
-    while time.monotonic() < stop:
-        c.sock.sendall(attach)
-        c.until(_ATTACH)
-        c.sock.sendall(detach)
-        c.until(_DETACH)
-        n += 1
-    rate = n / (time.monotonic() - t0)
-    c.close()
-    return rate
+    return _exchanges(c, [(setup[begin_len:], detach)], (_ATTACH, _DETACH), seconds)
 
 
 def bare_transfer(target: Target, seconds: float) -> float:
