@@ -76,16 +76,26 @@ def archive_key(jvm_options: str, class_path: str = "") -> str | None:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
+def archive_path(jvm_options: str, class_path: str = "") -> Path | None:
+    """Where the archive for these driver options lives (written or not); None when there is
+    no Java to key it on."""
+    key = archive_key(jvm_options, class_path)
+    return None if key is None else cache_dir() / f"{_PREFIX}{key}.jsa"
+
+
+def ready(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
+
+
 def driver_options(jvm_options: str, class_path: str = "") -> list[str]:
     """The JVM options that use the archive, or write it at exit when there is none yet."""
     if not enabled():
         return []
-    key = archive_key(jvm_options, class_path)
-    if key is None:
+    final = archive_path(jvm_options, class_path)
+    if final is None:
         return []
-    folder = cache_dir()
-    final = folder / f"{_PREFIX}{key}.jsa"
-    if final.is_file() and final.stat().st_size > 0:
+    folder = final.parent
+    if ready(final):
         try:
             os.utime(final)   # most recently used: kept when old archives are removed
         except OSError:
@@ -97,7 +107,7 @@ def driver_options(jvm_options: str, class_path: str = "") -> list[str]:
         return []
     if not os.access(folder, os.W_OK):
         return []
-    tmp = folder / f"{_PREFIX}{key}.{os.getpid()}.tmp"
+    tmp = folder / f"{final.stem}.{os.getpid()}.tmp"
     if not _pending:
         atexit.register(finish_pending)
     _pending[str(tmp)] = final

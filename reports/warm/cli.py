@@ -1,7 +1,13 @@
-"""``amqpspec spark status`` and ``amqpspec spark stop``: the warm Spark of ``report --keep-warm``."""
+"""``amqpspec spark status`` and ``amqpspec spark stop``: the warm Spark of ``report --keep-warm``;
+``amqpspec spark prepare``: the report JVM's class archive written ahead of the first report."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import click
 
@@ -36,3 +42,40 @@ def status() -> None:
 def stop() -> None:
     """End the warm Spark (a report it is running is interrupted and cleaned up)."""
     click.echo(client.stop(channel.place()))
+
+
+@spark.command("prepare")
+@guarded
+def prepare() -> None:
+    """Write the report JVM's class archive now (setup, an image build, a CI cache step), so that
+    the first report on this machine starts as fast as later ones.
+
+    The first report in a fresh process on a machine otherwise writes it as its JVM exits (tens
+    of seconds, once: reports/pipeline/jvmcache.py). Here a report of the bundled warm-up sample
+    writes it; nothing is done when the archive for this Java, Spark and local master is there."""
+    from amqpspec.errors import UsageError
+    from amqpspec.reports.pipeline import jvmcache, session
+
+    if not jvmcache.enabled():
+        click.echo("class archives are off (AMQPSPEC_SPARK_CDS): nothing to prepare")
+        return
+    session.check_runtime()
+    sample = Path(__file__).with_name("warmup.jsonl")
+    # the options a report of a small input gets from the default master: the archive's key
+    options = " ".join(session.jit_options(session.resolve_master(None), sample.stat().st_size))
+    path = jvmcache.archive_path(options)
+    if path is None:
+        raise UsageError("no Java runtime to write a class archive for")
+    if jvmcache.ready(path):
+        click.echo(f"class archive ready: {path}")
+        return
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="amqpspec-prepare-") as out:
+        env = dict(os.environ, AMQPSPEC_KEEP_WARM="0")   # in a process of its own: its JVM writes it
+        done = subprocess.run([sys.executable, "-m", "amqpspec.cli", "report", str(sample), "--out", out, "--no-html"],
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, check=False)
+    if not jvmcache.ready(path):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(f"the class archive was not written (report exit {done.returncode}: {last})")
+    click.echo(f"class archive written: {path} ({path.stat().st_size / 1e6:.0f} MB, {time.monotonic() - t0:.0f} s)")

@@ -117,3 +117,69 @@ def test_stages_are_timed_and_shown_one_line_each_when_not_a_terminal():
     assert lines[1].startswith("stage: read the input, write the dataset: ") and lines[1].endswith("s")
     assert len(lines) == 2                              # a stage that failed is not shown as done
     assert set(stages.timings) == {"dataset_s"}
+
+
+# ---------------------------------------------------------------------------- amqpspec spark prepare
+
+def _prepare(monkeypatch, run=None):
+    from click.testing import CliRunner
+
+    from amqpspec.reports.warm import cli as spark_cli
+
+    def no_report(*args, **kwargs):   # the archive is there, or is off: no report may be started
+        raise AssertionError("a report was started")
+
+    monkeypatch.setattr(spark_cli.subprocess, "run", run or no_report)
+    monkeypatch.setattr("amqpspec.reports.pipeline.session.check_runtime", lambda: None)
+    return CliRunner().invoke(spark_cli.spark, ["prepare"])
+
+
+def _sample_archive() -> Path:
+    from amqpspec.reports.pipeline import session
+    from amqpspec.reports.warm import cli as spark_cli
+
+    sample = Path(spark_cli.__file__).with_name("warmup.jsonl")
+    path = jvmcache.archive_path(" ".join(session.jit_options(session.resolve_master(None), sample.stat().st_size)))
+    assert path is not None
+    return path
+
+
+def test_prepare_does_nothing_when_the_archive_is_there(cache, monkeypatch):
+    path = _sample_archive()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"archive")
+    result = _prepare(monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"class archive ready: {path}"
+
+
+def test_prepare_does_nothing_when_archives_are_off(cache, monkeypatch):
+    monkeypatch.setenv("AMQPSPEC_SPARK_CDS", "off")
+    result = _prepare(monkeypatch)
+    assert result.exit_code == 0 and "off" in result.output
+
+
+def test_prepare_runs_a_report_of_the_sample_and_says_when_it_wrote_nothing(cache, monkeypatch):
+    import subprocess
+
+    seen: list[list[str]] = []
+
+    def report(argv, **kwargs):
+        seen.append(argv)
+        assert kwargs["env"]["AMQPSPEC_KEEP_WARM"] == "0"    # a process of its own writes the archive
+        return subprocess.CompletedProcess(argv, 2, "", "Error: cannot start Spark\n")
+
+    result = _prepare(monkeypatch, report)
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].endswith(
+        "the class archive was not written (report exit 2: Error: cannot start Spark)")
+    assert seen and seen[0][3:5] == ["report", str(Path(seen[0][4]))] and seen[0][4].endswith("warmup.jsonl")
+
+    def writes(argv, **kwargs):
+        _sample_archive().parent.mkdir(parents=True, exist_ok=True)
+        _sample_archive().write_bytes(b"x" * 2_000_000)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    result = _prepare(monkeypatch, writes)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"class archive written: {_sample_archive()} (2 MB")
