@@ -173,7 +173,7 @@ def test_prepare_runs_a_report_of_the_sample_and_says_when_it_wrote_nothing(cach
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].endswith(
         "the class archive was not written (report exit 2: Error: cannot start Spark)")
-    assert seen and seen[0][3:5] == ["report", str(Path(seen[0][4]))] and seen[0][4].endswith("warmup.jsonl")
+    assert seen and seen[0][3] == "report" and seen[0][4].endswith("warmup.jsonl")
 
     def writes(argv, **kwargs):
         _sample_archive().parent.mkdir(parents=True, exist_ok=True)
