@@ -246,6 +246,13 @@ def create_session(master: str | None = None, conf: Mapping[str, str] | None = N
     return session
 
 
+def default_class_archive(input_bytes: int | None) -> Path | None:
+    """The class archive a report of an input this size maps (or writes) with the default
+    master and no ``--conf``: keyed on :func:`create_session`'s driver options, of which only
+    the JIT's count (the logging file is a system property, left out of the key)."""
+    return jvmcache.archive_path(" ".join(jit_options(resolve_master(None), input_bytes)))
+
+
 def _build(app_name: str, url: str, settings: dict[str, str], archive: list[str]) -> "SparkSession":
     """The session, with the class archive's options; without them if the JVM refuses them."""
     from pyspark.sql import SparkSession

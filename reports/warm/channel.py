@@ -23,6 +23,9 @@ from typing import Any, Mapping
 from amqpspec.errors import AmqpspecError
 
 MAX_MESSAGE = 1 << 20
+#: a trimmed real run: what a service warms up on, sized as a small report's session (its size
+#: picks the session's settings), and what `amqpspec spark prepare` reports to write the archive
+WARMUP_SAMPLE = Path(__file__).with_name("warmup.jsonl")
 IDLE_MINUTES = 10.0
 # the environment read when the JVM starts: a service started under other values is another one
 KEY_ENV = ("JAVA_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "SPARK_LOCAL_IP", "PYSPARK_PYTHON",

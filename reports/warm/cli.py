@@ -7,7 +7,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import click
 
@@ -60,10 +59,8 @@ def prepare() -> None:
         click.echo("class archives are off (AMQPSPEC_SPARK_CDS): nothing to prepare")
         return
     session.check_runtime()
-    sample = Path(__file__).with_name("warmup.jsonl")
-    # the options a report of a small input gets from the default master: the archive's key
-    options = " ".join(session.jit_options(session.resolve_master(None), sample.stat().st_size))
-    path = jvmcache.archive_path(options)
+    sample = channel.WARMUP_SAMPLE
+    path = session.default_class_archive(sample.stat().st_size)
     if path is None:
         raise UsageError("no Java runtime to write a class archive for")
     if jvmcache.ready(path):

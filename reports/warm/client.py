@@ -205,8 +205,7 @@ def prewarm() -> str | None:
         return None
     if hello(place) is not None or _pid_of(place) is not None:
         return None
-    sample = Path(__file__).with_name("warmup.jsonl")   # sized as a small report's session
-    started = settings(master, {}, sample.stat().st_size, warmup=True)
+    started = settings(master, {}, channel.WARMUP_SAMPLE.stat().st_size, warmup=True)
     _spawn(place, started)
     return f"Spark is warming up for `amqpspec report` ({started['idle_s'] / 60:g} min idle; `amqpspec spark stop` ends it)"
 

@@ -26,7 +26,6 @@ import sys
 import threading
 import time
 import traceback
-from pathlib import Path
 from typing import Any, Iterator
 
 from . import channel
@@ -256,7 +255,7 @@ def _warm_up() -> None:
 
     from amqpspec.reports.cli import run_report
 
-    sample = Path(__file__).with_name("warmup.jsonl")
+    sample = channel.WARMUP_SAMPLE
     out = tempfile.mkdtemp(prefix="amqpspec-warmup-")
     try:
         run_report(results=[str(sample)], out_dir=out, findings=[], spark_master=None, spark_conf=[],

@@ -136,10 +136,9 @@ def _prepare(monkeypatch, run=None):
 
 def _sample_archive() -> Path:
     from amqpspec.reports.pipeline import session
-    from amqpspec.reports.warm import cli as spark_cli
+    from amqpspec.reports.warm import channel
 
-    sample = Path(spark_cli.__file__).with_name("warmup.jsonl")
-    path = jvmcache.archive_path(" ".join(session.jit_options(session.resolve_master(None), sample.stat().st_size)))
+    path = session.default_class_archive(channel.WARMUP_SAMPLE.stat().st_size)
     assert path is not None
     return path
 
