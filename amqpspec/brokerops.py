@@ -34,6 +34,7 @@ from amqpspec.transcript import Transcript
 PROBE_TIMEOUT_S = 10.0
 DETECT_TIMEOUT_S = 5.0
 LIVENESS_TIMEOUT_S = 3.0
+CREDIT_PROBE_S = 1.0       # credit on a fresh sending link, counted from its attach's answer (sent at once)
 RESTART_WAIT_S = 60.0
 DELETE_BUDGET_S = 5.0      # the whole deletion: a broker that never answers must not stall a run
 DELETE_REPLY_S = 0.5       # one delete's answer
@@ -41,6 +42,7 @@ NAME_MAX_OCTETS = 255      # a short string (0-9-1 queue and exchange names)
 OUTPUT_TAIL = 300          # characters of a failing restart command's output kept in its note
 
 NO_ANSWER = "a fresh client got no answer at one step"
+NO_CREDIT = "a fresh client's sending link got no credit"
 
 
 # ---------------------------------------------------------------------------- probing
@@ -272,24 +274,47 @@ def problem_091(target: Target, timeout: float = LIVENESS_TIMEOUT_S) -> str:
     return fresh_client_problem(Peer, UnexpectedReply, target, timeout, steps)
 
 
-def problem_10(target: Target, timeout: float = LIVENESS_TIMEOUT_S) -> str:
-    """AMQP 1.0: SASL and open, then a session begun and its begin answered."""
+class _NoCredit(PeerError):
+    pass
+
+
+def problem_10(target: Target, timeout: float = LIVENESS_TIMEOUT_S, credit_node: str | None = None) -> str:
+    """AMQP 1.0: SASL and open, then a session begun and its begin answered; with ``credit_node``,
+    also a sending link attached to that node and credit granted on it within ``timeout``.
+
+    The credit step is for a caller that saw the broker grant credit there before (a campaign
+    checks at its start): a broker can answer open, begin and attach and still never let a
+    client send again -- one peer's flow can wedge a whole broker process's credit. A link the
+    broker refuses (its attach without a terminus, or a detach) is an answer, not that problem."""
+    from amqpspec.peer import session10
     from amqpspec.peer.amqp10 import Peer, UnexpectedReply
 
-    return fresh_client_problem(Peer, UnexpectedReply, target, timeout, lambda peer: peer.begin(timeout=timeout))
+    def steps(peer: Any) -> None:
+        if credit_node is None:
+            peer.begin(timeout=timeout)
+            return
+        sess = session10.begin(peer, timeout=timeout)
+        link = sess.sender(credit_node, name=f"amqpspec-liveness-{uuid.uuid4().hex}", timeout=timeout)
+        if link.remote is None or getattr(link.remote, "target", None) is None:
+            return  # refused: answered all the same
+        wait = min(timeout, CREDIT_PROBE_S)
+        if link.wait_credit(wait) <= 0 and sess.ended is None and not sess.error_frames():
+            raise _NoCredit(f"{NO_CREDIT} from {credit_node!r} within {wait:g} s of its attach's answer")
+
+    return fresh_client_problem(Peer, UnexpectedReply, target, timeout, steps)
 
 
-def problem(target: Target, protocol: str, timeout: float = LIVENESS_TIMEOUT_S, attempts: int = 1) -> str:
+def problem(target: Target, protocol: str, timeout: float = LIVENESS_TIMEOUT_S, attempts: int = 1,
+            credit_node: str | None = None) -> str:
     """Empty when the broker serves a fresh client of ``protocol``; else what went wrong.
 
     Asked after every case and fuzz example: a broker that crashed on a malformed frame also
     "closed the connection", and without this a crash would pass as a correct close. With
     ``attempts`` > 1 a failure is asked again after a short pause (a broker briefly busy).
     """
-    ask = problem_10 if protocol == "1.0" else problem_091
     found = ""
     for attempt in range(max(1, attempts)):
-        found = ask(target, timeout)
+        found = problem_10(target, timeout, credit_node) if protocol == "1.0" else problem_091(target, timeout)
         if not found:
             return ""
         if attempt + 1 < attempts:
@@ -510,7 +535,7 @@ class _Session:
             peer.abort()
 
 
-__all__ = ["NO_ANSWER", "PROBE_TIMEOUT_S", "LIVENESS_TIMEOUT_S", "DELETE_BUDGET_S", "RestartNote", "absent",
+__all__ = ["NO_ANSWER", "NO_CREDIT", "PROBE_TIMEOUT_S", "LIVENESS_TIMEOUT_S", "DELETE_BUDGET_S", "RestartNote", "absent",
            "can_delete", "connect", "delete", "delete_pairs", "detect_protocol", "fresh_client_problem",
            "handshake_failure_091", "handshake_failure_10", "probe", "problem", "problem_091", "problem_10",
            "reserved_exchange", "restart", "speaks_091", "storable"]

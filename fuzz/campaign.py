@@ -49,6 +49,7 @@ from .stimulus import Stimulus
 from .targets import Env, Example, FuzzTarget, get, select
 
 BATCH = 100                 # examples per generation run in duration mode
+LIVENESS_NO_CREDIT = "no-credit"   # a liveness signature's condition: served, but never let send again
 LIVENESS_EVERY_S = 0.5      # a fresh-connection liveness probe at least this often (and after every batch)
 MEMORY_EVERY_S = 0.25       # broker memory read at most this often
 EVENTS_EVERY_S = 0.2        # execution counts sent to the campaign at most this often
@@ -212,6 +213,7 @@ class Worker:
         self.slots: _Slots | None = None
         self.inflight: dict[int, Stimulus] = {}   # slot -> stimulus running there (crash candidates)
         self.slot_strategies: dict[tuple[str, int], Any] = {}
+        self.credit_node: str | None = None   # 1.0: the node the liveness probe asks credit of
 
     # -- helpers -------------------------------------------------------------------------
     def emit(self, *event: Any) -> None:
@@ -232,6 +234,7 @@ class Worker:
         try:
             self.memory.start()
             self.emit("memory", self.index, self.memory.describe())
+            self._calibrate_credit()
             strategies: dict[str, Any] = {}
             work = plan(self.cfg, self.index)
             done = {name: 0 for name, _ in work}
@@ -272,6 +275,8 @@ class Worker:
             for sid, (sig, verdict, ex) in list(self.pending.items()):
                 if sid not in self.known:  # met while shrinking something else, never again: as it is
                     self.report(sig, verdict, ex)
+            if self.credit_node is not None:  # deleted at the end only: a node gone mid-run may refuse the probe
+                self.cleanup.append(("queue", self.credit_node))
             if self.cleanup:
                 self.clean()
             self.emit("done", self.index)
@@ -300,9 +305,29 @@ class Worker:
                 self.emit("execs", self.index, name, shrinking, reached, failed)
             self.counts.clear()
 
+    def _calibrate_credit(self) -> None:
+        """AMQP 1.0: the liveness probe also asks for credit on a new sending link when the broker
+        grants it at the start -- a broker that still answers open, begin and attach but never
+        lets a client send again has stopped serving it as surely as one that crashed (the Qpid
+        Proton example broker does this after one peer's flow). A broker that grants no credit
+        there to begin with is probed without it, and the user is told."""
+        if self.cfg.protocol != "1.0":
+            return
+        node = self.env.name("live")
+        if brokerops.problem(self.target, "1.0"):
+            return  # not serving at all: the first batch's probe says so
+        problem = brokerops.problem(self.target, "1.0", credit_node=node)
+        if problem:
+            self.emit("note", f"the liveness probe does not ask for credit: at the start {problem}")
+        else:
+            self.credit_node = node
+
+    def _problem(self) -> str:
+        return brokerops.problem(self.target, self.cfg.protocol, credit_node=self.credit_node)
+
     def probe(self) -> str:
         """A fresh, well-behaved client's liveness probe; empty when the broker serves it."""
-        problem = brokerops.problem(self.target, self.cfg.protocol)
+        problem = self._problem()
         self.next_probe = time.monotonic() + LIVENESS_EVERY_S
         return problem
 
@@ -699,11 +724,17 @@ class Worker:
         v = ex.verdict
         return Signature(self.cfg.protocol, ft.name, v.violation or "", v.code, v.condition, ex.state, v.clauses)
 
+    def _liveness_signature(self, ft: FuzzTarget, ex: Example, problem: str) -> Signature:
+        """A broker that stopped granting credit is a finding of its own, not one with a crash of
+        the same target and state (its condition says which)."""
+        kind = LIVENESS_NO_CREDIT if problem.startswith(brokerops.NO_CREDIT) else None
+        return Signature(self.cfg.protocol, ft.name, "liveness", None, kind, ex.state)
+
     def _liveness(self, ft: FuzzTarget, ex: Example, problem: str) -> tuple[Signature, Verdict, Example]:
         ex.transcript.event(f"liveness probe after this example: {problem}")
         verdict = Verdict("liveness", None, None, (), f"after this example the broker stopped serving a fresh, "
                                                      f"well-behaved client: {problem}")
-        return Signature(self.cfg.protocol, ft.name, "liveness", None, None, ex.state), verdict, ex
+        return self._liveness_signature(ft, ex, problem), verdict, ex
 
     def _reuse_only(self, ft: FuzzTarget, sig: Signature) -> None:
         """A violation on a reused connection that a fresh one did not show: not a finding (it
@@ -732,7 +763,7 @@ class Worker:
                 return None  # restarted meanwhile: someone else's crash
             self.shared.broker_ok.clear()
             try:
-                if not brokerops.problem(self.target, self.cfg.protocol):
+                if not self._problem():
                     return None  # it came back by itself
                 if not self.cfg.restart_command:
                     self.shared.dead.set()
@@ -746,8 +777,7 @@ class Worker:
                     return None
                 if not confirm:
                     return ex
-                if self.cfg.protocol == "1.0" and \
-                        Signature(self.cfg.protocol, ft.name, "liveness", None, None, ex.state).id in self.known:
+                if self.cfg.protocol == "1.0" and self._liveness_signature(ft, ex, problem).id in self.known:
                     # this target's crash is known: which example of the candidates did it only
                     # decides a hit, and each candidate replayed costs a restart more (the Proton
                     # example broker dies on about one transfer in ten)
@@ -761,7 +791,7 @@ class Worker:
                         replay = self._fresh(ft, cand if isinstance(cand, Stimulus) else cand.stimulus)
                     except SetupFailed:
                         pass
-                    if brokerops.problem(self.target, self.cfg.protocol):
+                    if self._problem():
                         self.emit("note", self._restart())
                         if isinstance(cand, Example):
                             return cand

@@ -66,10 +66,12 @@ def frames_after_header(conn: socket.socket, answer: bytes | None = None) -> Any
     yield from _frames(conn)
 
 
-def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda ch, item: False) -> Callable[[socket.socket], None]:
-    """A behaviour for ``HostileServer``: answers open, begin, attach (granting credit to our
-    sending links), detach, end and close like a broker; once ``silent_when(channel, item)`` holds for
-    a frame (item None for an empty or undecodable one), answers nothing more."""
+def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda ch, item: False,
+                    credit: int = 100) -> Callable[[socket.socket], None]:
+    """A behaviour for ``HostileServer``: answers open, begin, attach (granting ``credit`` to our
+    sending links; none at all when 0, as a wedged broker), detach, end and close like a broker;
+    once ``silent_when(channel, item)`` holds for a frame (item None for an empty or undecodable
+    one), answers nothing more."""
     def run(conn: socket.socket) -> None:
         with log.lock:
             log.connections += 1
@@ -94,10 +96,10 @@ def scripted_broker(log: Log, silent_when: Callable[[int, Any], bool] = lambda c
                 out.append(AMQPFrame(channel, spec.Attach(name=perf.name, handle=perf.handle, role=not ours,
                                                           source=perf.source, target=perf.target,
                                                           initial_delivery_count=0 if ours else None)))
-                if not ours:   # our sending link: credit
+                if not ours and credit:   # our sending link: credit
                     out.append(AMQPFrame(channel, spec.Flow(next_incoming_id=0, incoming_window=2048, next_outgoing_id=0,
                                                             outgoing_window=2048, handle=perf.handle, delivery_count=0,
-                                                            link_credit=100)))
+                                                            link_credit=credit)))
             elif name == "detach":
                 out.append(AMQPFrame(channel, spec.Detach(handle=perf.handle, closed=perf.closed)))
             elif name == "end":

@@ -162,6 +162,19 @@ def test_problem_is_empty_for_a_serving_broker_and_says_why_otherwise() -> None:
         assert brokerops.NO_ANSWER in brokerops.problem(Target.parse(server.url), "0-9-1", timeout=1.0)
 
 
+def test_problem_10_asks_for_credit_only_when_told_and_tells_a_wedge_from_a_crash() -> None:
+    from tests.support.hostile_fuzz10 import Log, scripted_broker, url_10
+
+    for credit, wanted in ((100, ""), (0, brokerops.NO_CREDIT)):
+        with hostile.HostileServer(scripted_broker(Log(), credit=credit)) as server:
+            target = Target.parse(url_10(server.port))
+            assert brokerops.problem(target, "1.0", timeout=2.0) == ""   # open and begin answered either way
+            t0 = time.monotonic()
+            got = brokerops.problem(target, "1.0", timeout=2.0, credit_node="amqpspec-live")
+            assert got.startswith(wanted) if wanted else got == ""
+            assert time.monotonic() - t0 < brokerops.CREDIT_PROBE_S + 1.0   # no longer than the credit wait
+
+
 def test_detect_protocol_and_speaks_091() -> None:
     log = hh.DeleteLog()
     with hostile.HostileServer(hh.deleting_broker(log, _all_ok)) as server:

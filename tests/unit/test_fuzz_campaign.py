@@ -9,7 +9,7 @@ from amqpspec.fuzz.campaign import Config, derive_seed, plan, split
 from amqpspec.fuzz.cli import fuzz, parse_duration
 from amqpspec.fuzz.draw import Drawer, SeededDatabase, available
 from amqpspec.fuzz.findings import FindingStore
-from amqpspec.target import BrokerInfo
+from amqpspec.target import BrokerInfo, Target
 
 
 def _cfg(**kw):
@@ -253,3 +253,43 @@ def test_a_finding_not_shown_again_alone(violation):
     w2 = _ShrinkWorker()
     w2._shrunk(ft, _Batch(mode="shrink", current=sig.id, best=(sig, None, None), reproduced=True))
     assert w2.reported == [sig]                       # shown again alone: recorded
+
+
+@pytest.mark.parametrize("credit", [100, 0])
+def test_the_1_0_liveness_probe_asks_for_credit_when_the_broker_gave_it_at_the_start(credit):
+    """Calibration against a scripted peer (its credit is the input under test, not a broker's
+    behaviour being judged): a broker that grants credit at the start is probed for it; one that
+    does not is probed without it, and the user is told."""
+    from types import SimpleNamespace
+
+    from amqpspec.fuzz.campaign import Worker
+    from amqpspec.fuzz.targets import Env
+    from tests.support import hostile
+    from tests.support.hostile_fuzz10 import Log, scripted_broker, url_10
+
+    with hostile.HostileServer(scripted_broker(Log(), credit=credit)) as server:
+        target = Target.parse(url_10(server.port))
+        notes = []
+        w = SimpleNamespace(cfg=_cfg(protocol="1.0"), target=target, credit_node=None,
+                            env=Env(target, "1.0", BrokerInfo(), "run12345", 0),
+                            emit=lambda kind, *a: notes.append(a[0]))
+        Worker._calibrate_credit(w)
+        if credit:
+            assert w.credit_node == w.env.name("live") and not notes
+            assert Worker._problem(w) == ""
+        else:
+            assert w.credit_node is None and len(notes) == 1 and "does not ask for credit" in notes[0]
+
+
+def test_a_broker_that_stopped_granting_credit_is_a_finding_apart_from_a_crash():
+    from types import SimpleNamespace
+
+    from amqpspec import brokerops
+    from amqpspec.fuzz.campaign import LIVENESS_NO_CREDIT, Worker
+
+    w = SimpleNamespace(cfg=_cfg(protocol="1.0"))
+    ft, ex = SimpleNamespace(name="flow-disposition"), SimpleNamespace(state="link")
+    wedged = Worker._liveness_signature(w, ft, ex, f"{brokerops.NO_CREDIT} from 'n' within 1 s")
+    crashed = Worker._liveness_signature(w, ft, ex, "cannot connect: connection refused")
+    assert wedged.violation == crashed.violation == "liveness"
+    assert wedged.condition == LIVENESS_NO_CREDIT and crashed.condition is None and wedged.id != crashed.id
