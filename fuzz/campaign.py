@@ -59,6 +59,7 @@ EVENTS_EVERY_S = 0.2        # execution counts sent to the campaign at most this
 HITS_EVERY_S = 15.0
 HANG_TRIES = 2              # a hang not shown again by the example alone this often is dismissed
 CONFIRM_MAX_S = 60.0        # after a crash: time spent finding which recent example caused it
+CONFIRM_AGAIN_S = 5.0       # ... once that failed for the target: its crashes are cumulative, not one example's
 SETUP_FAILURES_MAX = 5      # consecutive connection failures before the broker is checked
 SLOTS = 64                  # examples in flight per worker (each slot: its own thread, connections, names)
 GROW_AFTER_S = 0.01         # all slots busy and no result for this long: they wait on the broker...
@@ -214,6 +215,7 @@ class Worker:
         self.inflight: dict[int, Stimulus] = {}   # slot -> stimulus running there (crash candidates)
         self.slot_strategies: dict[tuple[str, int], Any] = {}
         self.credit_node: str | None = None   # 1.0: the node the liveness probe asks credit of
+        self.unblamed: dict[str, int] = {}    # target -> crashes no example since the last probe caused alone
 
     # -- helpers -------------------------------------------------------------------------
     def emit(self, *event: Any) -> None:
@@ -594,12 +596,13 @@ class Worker:
             raise _Found(sid)
         self.pending.setdefault(sid, outcome)
 
-    def _fresh(self, ft: FuzzTarget, stimulus: Stimulus) -> Example:
+    def _fresh(self, ft: FuzzTarget, stimulus: Stimulus, quick: bool = False) -> Example:
         """The example on a fresh connection, whatever the pool holds, silence watched for the
-        whole window (shrinking, confirming)."""
+        whole window (shrinking, confirming) -- or, ``quick``, only as long as a campaign's
+        provisional hang (a crash candidate replayed only to see whether the broker survives it)."""
         token = POOL.set(None)
         try:
-            return ft.run(dataclasses.replace(self.env, hang_window=None), stimulus)
+            return ft.run(dataclasses.replace(self.env, hang_window=QUICK_HANG_S if quick else None), stimulus)
         finally:
             POOL.reset(token)
 
@@ -782,13 +785,20 @@ class Worker:
                     # decides a hit, and each candidate replayed costs a restart more (the Proton
                     # example broker dies on about one transfer in ten)
                     return ex
-                give_up = time.monotonic() + CONFIRM_MAX_S
+                # a target whose crash no single example caused once (the Proton example broker
+                # leaks a descriptor per connection dropped mid-frame and dies at 1,024) crashes
+                # so again and again: its later blames try only the newest candidates
+                give_up = time.monotonic() + (CONFIRM_AGAIN_S if self.unblamed.get(ft.name) else CONFIRM_MAX_S)
                 for cand in candidates:
                     if time.monotonic() > give_up:
                         break
                     replay: Example | None = None
                     try:
-                        replay = self._fresh(ft, cand if isinstance(cand, Stimulus) else cand.stimulus)
+                        # a judged candidate is blamed as it ran, its replay only tells whether it
+                        # stops the broker: no need to sit out the whole window of each silent one
+                        # (a target the broker hangs on has hundreds of candidates, 2 s each)
+                        replay = self._fresh(ft, cand.stimulus, quick=True) if isinstance(cand, Example) \
+                            else self._fresh(ft, cand)
                     except SetupFailed:
                         pass
                     if self._problem():
@@ -798,9 +808,11 @@ class Worker:
                         if replay is not None:
                             return replay
                         continue  # its replay never reached the start state: no evidence to show
-                self.emit("note", f"target {ft.name}: the broker stopped serving once, but not when the "
-                                  f"{len(candidates)} example(s) since the last good probe were replayed alone "
-                                  "(not recorded)")
+                self.unblamed[ft.name] = self.unblamed.get(ft.name, 0) + 1
+                if self.unblamed[ft.name] == 1:
+                    self.emit("note", f"target {ft.name}: the broker stopped serving, but not when the "
+                                      f"{len(candidates)} example(s) since the last good probe were replayed alone "
+                                      f"(not recorded; its next such stops are blamed within {CONFIRM_AGAIN_S:g} s)")
                 return None
             finally:
                 if not self.shared.dead.is_set():
