@@ -754,8 +754,8 @@ class Worker:
         """The broker stopped serving. Returns the example to blame, or None: it must have run
         after the last restart, and (unless ``confirm`` is off) kill the broker again when
         replayed alone -- the suspects since the last good probe are replayed newest first, then
-        the examples still in flight in other slots (their replay, which shows the crash, is
-        blamed). Restarts the broker when a command is given."""
+        the examples still in flight in other slots; the replay that stops the broker is blamed,
+        with its own fresh connection's transcript. Restarts the broker when a command is given."""
         suspects: list[Example | Stimulus] = [e for _, e in reversed(self.suspects) if e is not ex]
         judged = {id(e.stimulus) for e in suspects if isinstance(e, Example)} | ({id(ex.stimulus)} if ex else set())
         suspects += [st for s, st in sorted(self.inflight.items()) if s != slot and id(st) not in judged]
@@ -803,10 +803,13 @@ class Worker:
                         pass
                     if self._problem():
                         self.emit("note", self._restart())
-                        if isinstance(cand, Example):
-                            return cand
+                        # the evidence is the replay that stopped the broker alone: its transcript
+                        # begins with its own connection (the candidate may have run on a reused
+                        # one, whose recording `amqpspec replay` cannot bring back to that state)
                         if replay is not None:
                             return replay
+                        if isinstance(cand, Example):
+                            return cand
                         continue  # its replay never reached the start state: no evidence to show
                 self.unblamed[ft.name] = self.unblamed.get(ft.name, 0) + 1
                 if self.unblamed[ft.name] == 1:

@@ -98,7 +98,8 @@ class _Pair091(_Pair):
         self.cons = Peer.connect(self.target, self.transcript, far)
         self.cons.handshake()
         self.cons.open_channel(1)
-        self.cons.call(1, spec.QueueDeclare(queue=self.queue, durable=False, exclusive=False, auto_delete=False))
+        # auto-delete: the queue of a pair that dropped goes with its consumer (the next pair has its own)
+        self.cons.call(1, spec.QueueDeclare(queue=self.queue, durable=False, exclusive=False, auto_delete=True))
         self.cons.call(1, spec.BasicConsume(queue=self.queue, consumer_tag="amqpspec-control", no_ack=True))
         self._frame = MethodFrame
 
@@ -271,6 +272,7 @@ class ControlPair:
         self.published = 0
         self.received = 0
         self.lost = 0
+        self.opens = 0            # pairs opened so far (each on its own node)
 
     def start(self) -> None:
         self._thread.start()
@@ -285,8 +287,13 @@ class ControlPair:
 
     # -- the loop ------------------------------------------------------------------------------
     def _pair(self) -> Any:
+        """A new pair, on a queue or address of its own: a pair that dropped can leave messages it
+        published but never consumed in its node, and the new pair numbers from 0 again (seen: a
+        1.0 pair reopened on the Proton example broker took the old pair's message 0 as a
+        duplicate of its own)."""
+        self.opens += 1
         cls = _Pair091 if self.protocol == "0-9-1" else _Pair10
-        return cls(self.target, self.name, self.transcript)
+        return cls(self.target, self.name if self.opens == 1 else f"{self.name}-{self.opens}", self.transcript)
 
     def _run(self) -> None:
         pair = None
