@@ -215,7 +215,7 @@ class Worker:
         self.inflight: dict[int, Stimulus] = {}   # slot -> stimulus running there (crash candidates)
         self.slot_strategies: dict[tuple[str, int], Any] = {}
         self.credit_node: str | None = None   # 1.0: the node the liveness probe asks credit of
-        self.unblamed: dict[str, int] = {}    # target -> crashes no example since the last probe caused alone
+        self.unblamed: set[str] = set()       # targets with a crash no example since the last probe caused alone
 
     # -- helpers -------------------------------------------------------------------------
     def emit(self, *event: Any) -> None:
@@ -316,13 +316,12 @@ class Worker:
         if self.cfg.protocol != "1.0":
             return
         node = self.env.name("live")
-        if brokerops.problem(self.target, "1.0"):
-            return  # not serving at all: the first batch's probe says so
         problem = brokerops.problem(self.target, "1.0", credit_node=node)
-        if problem:
-            self.emit("note", f"the liveness probe does not ask for credit: at the start {problem}")
-        else:
+        if not problem:
             self.credit_node = node
+        elif problem.startswith(brokerops.NO_CREDIT):
+            self.emit("note", f"the liveness probe does not ask for credit: at the start {problem}")
+        # else not serving at all: the first batch's probe says so
 
     def _problem(self) -> str:
         return brokerops.problem(self.target, self.cfg.protocol, credit_node=self.credit_node)
@@ -788,7 +787,7 @@ class Worker:
                 # a target whose crash no single example caused once (the Proton example broker
                 # leaks a descriptor per connection dropped mid-frame and dies at 1,024) crashes
                 # so again and again: its later blames try only the newest candidates
-                give_up = time.monotonic() + (CONFIRM_AGAIN_S if self.unblamed.get(ft.name) else CONFIRM_MAX_S)
+                give_up = time.monotonic() + (CONFIRM_AGAIN_S if ft.name in self.unblamed else CONFIRM_MAX_S)
                 for cand in candidates:
                     if time.monotonic() > give_up:
                         break
@@ -811,8 +810,8 @@ class Worker:
                         if isinstance(cand, Example):
                             return cand
                         continue  # its replay never reached the start state: no evidence to show
-                self.unblamed[ft.name] = self.unblamed.get(ft.name, 0) + 1
-                if self.unblamed[ft.name] == 1:
+                if ft.name not in self.unblamed:
+                    self.unblamed.add(ft.name)
                     self.emit("note", f"target {ft.name}: the broker stopped serving, but not when the "
                                       f"{len(candidates)} example(s) since the last good probe were replayed alone "
                                       f"(not recorded; its next such stops are blamed within {CONFIRM_AGAIN_S:g} s)")
